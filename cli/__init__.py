@@ -1,0 +1,1 @@
+"""windtunnel.cli."""

@@ -1,0 +1,21 @@
+"""The ``windtunnel`` command: parses arguments, calls the library, formats results."""
+
+from __future__ import annotations
+
+import click
+
+from windtunnel.cli.replay import replay_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@click.version_option(package_name="windtunnel")
+def cli(debug: bool) -> None:
+    """Pin down exactly what stream windows do with out-of-order, late and idle data."""
+
+
+cli.add_command(replay_command)
+
+
+def main() -> None:
+    cli(prog_name="windtunnel")

@@ -1,0 +1,49 @@
+"""windtunnel.oracle: the pure-Python reference for stream window semantics.
+
+Default semantics are Tenzir's ``window`` operator; other engines are named profiles.
+Time is integer epoch milliseconds; fixed windows are half-open ``[start_ms, end_ms)``.
+"""
+
+from windtunnel.oracle.engine import replay, run, stream_outputs
+from windtunnel.oracle.errors import (
+    InvalidInput,
+    InvalidScenario,
+    InvalidSpec,
+    InvalidStream,
+    WindtunnelError,
+)
+from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
+from windtunnel.oracle.results import Drop, Emission, Result, WindowRef
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.scenario import Scenario, load_scenario, parse_scenario
+from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
+from windtunnel.oracle.stream import Advance, Batch, End, Event
+
+__all__ = [
+    "PROFILES",
+    "Advance",
+    "Aggregation",
+    "Batch",
+    "Drop",
+    "Emission",
+    "End",
+    "Event",
+    "FixedWindows",
+    "InvalidInput",
+    "InvalidScenario",
+    "InvalidSpec",
+    "InvalidStream",
+    "Profile",
+    "Query",
+    "Result",
+    "Rules",
+    "Scenario",
+    "WindowRef",
+    "WindtunnelError",
+    "load_scenario",
+    "parse_scenario",
+    "profile_named",
+    "replay",
+    "run",
+    "stream_outputs",
+]

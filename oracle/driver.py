@@ -1,0 +1,154 @@
+"""The stream driver shared by every window kind.
+
+It owns what does not depend on the kind: the virtual wall clock, stream order
+(``seq``), reading the event time and the group key, dropping events whose time
+is null or not a timestamp, and turning ``End`` into a flush. A kind (``fixed``,
+``session``, ...) implements :class:`Operator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from windtunnel.oracle.fields import getter, hashable
+from windtunnel.oracle.results import Drop, Output
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.spec import NOW, Query
+from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.timeparse import NotATime, timestamp_ms
+
+
+class Group:
+    """One ``group_by`` key: its output value and its first-seen index (for ordering)."""
+
+    __slots__ = ("index", "value", "state")
+
+    def __init__(self, index: int, value: Any) -> None:
+        self.index = index
+        self.value = value
+        self.state: Any = None
+
+
+class Operator:
+    """What a window kind implements. Every method appends outputs to ``out``."""
+
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        raise NotImplementedError
+
+    def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
+        """An event of ``group`` dropped for its time (only some rules care)."""
+
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        """The wall clock moved to ``ctx.wall_ms``."""
+
+    def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        """A batch (or a lone event outside any batch) was fully consumed."""
+
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        raise NotImplementedError
+
+
+class Context:
+    """The driver's view shared with the operator: wall clock, last seq, groups."""
+
+    __slots__ = ("wall_ms", "after_seq", "groups", "rules", "time_unit_ms")
+
+    def __init__(self, rules: Rules, time_unit_ms: int, start_wall_ms: int) -> None:
+        self.wall_ms = start_wall_ms
+        self.after_seq: int | None = None
+        self.groups: dict[Any, Group] = {}
+        self.rules = rules
+        self.time_unit_ms = time_unit_ms
+
+
+def group_value(values: tuple[Any, ...]) -> Any:
+    """The contract's ``group``: None ungrouped, the value for one field, a list for several."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return list(values)
+
+
+class Driver:
+    """Feeds stream items to an operator and yields outputs in order."""
+
+    def __init__(
+        self,
+        query: Query,
+        make_operator: Callable[[Query, Context], Operator],
+        rules: Rules,
+        *,
+        time_unit_ms: int = 1,
+        start_wall_ms: int = 0,
+    ) -> None:
+        self.query = query
+        self.ctx = Context(rules, time_unit_ms, start_wall_ms)
+        self.operator = make_operator(query, self.ctx)
+        on = query.window.on
+        self._by_wall = on == NOW
+        self._time_of = getter(on)
+        self._key_getters = [getter(p) for p in query.group_by]
+
+    def run(self, items: Iterable[Item]) -> Iterator[Output]:
+        out: list[Output] = []
+        operator = self.operator
+        ctx = self.ctx
+        for item in checked(items, ctx.wall_ms):
+            if isinstance(item, Event):
+                self._event(item, out)
+                operator.on_batch_end(ctx, out)
+            elif isinstance(item, Batch):
+                for event in item.events:
+                    self._event(event, out)
+                operator.on_batch_end(ctx, out)
+            elif isinstance(item, Advance):
+                if item.to_ms > ctx.wall_ms:
+                    ctx.wall_ms = item.to_ms
+                    operator.on_wall(ctx, out)
+            elif isinstance(item, End):
+                operator.on_end(ctx, out)
+            if out:
+                yield from out
+                out.clear()
+
+    def _event(self, event: Event, out: list[Output]) -> None:
+        ctx = self.ctx
+        if event.at_ms is not None and event.at_ms > ctx.wall_ms:
+            ctx.wall_ms = event.at_ms
+            self.operator.on_wall(ctx, out)
+        payload = event.payload
+        group = self._group(payload)
+        ctx.after_seq = event.seq
+        if self._by_wall:
+            t_ms: int | None = ctx.wall_ms
+        else:
+            raw = self._time_of(payload)
+            if type(raw) is int:
+                t_ms = raw * ctx.time_unit_ms
+            else:
+                try:
+                    t_ms = timestamp_ms(raw, ctx.time_unit_ms)
+                except NotATime as exc:
+                    out.append(
+                        Drop(event.seq, "not_a_time", (), f"{self.query.window.on}={raw!r}: {exc}")
+                    )
+                    self.operator.on_unusable(group, event, ctx, out)
+                    return
+        if t_ms is None:
+            out.append(Drop(event.seq, "null_time", (), f"{self.query.window.on} is null or missing"))
+            self.operator.on_unusable(group, event, ctx, out)
+            return
+        self.operator.on_event(group, event, t_ms, ctx, out)
+
+    def _group(self, payload: Mapping[str, Any]) -> Group:
+        values = tuple(g(payload) for g in self._key_getters)
+        key = tuple(hashable(v) for v in values)
+        groups = self.ctx.groups
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(len(groups), group_value(values))
+        return group

@@ -1,0 +1,49 @@
+"""The exception hierarchy: one root, subclasses that also inherit a builtin.
+
+Every message states the rule, echoes ``name=value`` and says how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WindtunnelError(Exception):
+    """Root of every error windtunnel raises on purpose."""
+
+
+class InvalidInput(WindtunnelError, ValueError):
+    """Bad user input: a spec, a scenario file, a stream item or an option.
+
+    ``field`` is the dotted path of the offending value (``window.size``,
+    ``input[3].at``); ``value`` is echoed back; ``rule`` says what is required;
+    ``fix`` says what to do instead.
+    """
+
+    def __init__(self, field: str, value: Any, rule: str, fix: str) -> None:
+        self.field = field
+        self.value = value
+        self.rule = rule
+        self.fix = fix
+        super().__init__(f"{field}={_echo(value)}: {rule}; {fix}")
+
+
+class InvalidSpec(InvalidInput):
+    """A window spec, aggregation or profile rule that cannot be run."""
+
+
+class InvalidScenario(InvalidInput):
+    """A scenario file whose structure or values are wrong."""
+
+
+class InvalidStream(InvalidInput):
+    """A stream whose items break the stream model (wall clock going back, items after end)."""
+
+
+class EngineUnavailable(WindtunnelError, RuntimeError):
+    """An engine (Spark, a Kafka broker) needed for a command could not be started."""
+
+
+def _echo(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,237 @@
+"""Fixed (tumbling and hopping) event-time windows, as Tenzir's ``window`` documents them.
+
+Windows are half-open ``[start_ms, end_ms)`` aligned to the Unix epoch. Each rule
+below is cited in docs/semantics.md under the heading in its comment.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import count
+from typing import Any
+
+from windtunnel.oracle.aggregates import Aggregator
+from windtunnel.oracle.driver import Context, Group, Operator
+from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.stream import Event
+
+
+class Window:
+    """One open window of one group."""
+
+    __slots__ = ("closed", "end_ms", "group", "last_wall_ms", "opened", "start_ms", "state")
+
+    def __init__(self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int):
+        self.group = group
+        self.start_ms = start_ms
+        self.end_ms = end_ms
+        self.state = state
+        self.last_wall_ms = wall_ms
+        self.opened = opened
+        self.closed = False
+
+
+class Clock:
+    """An event-time clock (per key or per stream) and the windows it will close.
+
+    ``now_ms`` is the largest event time seen so far (None before the first); it
+    never moves back. ``pending`` is a heap of (close point, start, group index,
+    tiebreak, window).
+    """
+
+    __slots__ = ("now_ms", "pending")
+
+    def __init__(self) -> None:
+        self.now_ms: int | None = None
+        self.pending: list[tuple[int, int, int, int, Window]] = []
+
+
+class KeyState:
+    """Per-group state: open windows by start, windows idle_timeout closed, the clock."""
+
+    __slots__ = ("clock", "idle_closed", "windows")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.windows: dict[int, Window] = {}
+        self.idle_closed: set[int] = set()
+
+
+class FixedOperator(Operator):
+    """Tenzir's fixed-window semantics, parameterised by :class:`Rules`."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        spec = query.window
+        assert isinstance(spec, FixedWindows)
+        self.spec = spec
+        self.rules = ctx.rules
+        self.size_ms = spec.size_ms
+        self.hop_ms = spec.hop_ms
+        self.tolerance_ms = spec.tolerance_ms
+        self.idle_ms = spec.idle_timeout_ms
+        self.passthrough = query.aggregate is None
+        self.aggregator = None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
+        self._stream_clock = Clock() if ctx.rules.clock_scope == "stream" else None
+        # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
+        self._close_offset = {
+            "reaches": self.tolerance_ms,
+            "passes": self.tolerance_ms + 1,
+            "max_timestamp": self.tolerance_ms - 1,
+        }[ctx.rules.close_at]
+        self._idle: list[tuple[int, int, int, int, Window]] = []
+        self._tiebreak = count()
+
+    # --- rule: window assignment ("aligned to the Unix epoch", "[start, end)")
+    def _state(self, group: Group) -> KeyState:
+        state = group.state
+        if state is None:
+            state = group.state = KeyState(self._stream_clock or Clock())
+        return state  # type: ignore[no-any-return]
+
+    def on_event(self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        key = self._state(group)
+        clock = key.clock
+        size = self.size_ms
+        close_offset = self._close_offset
+        now = clock.now_ms
+        # rule: late events, per target window ("delivered to whichever of its target windows are open")
+        delivered = 0
+        missed: list[int] = []
+        for start in self.spec.starts_containing(t_ms):
+            if now is not None and start + size + close_offset <= now:
+                missed.append(start)
+                continue
+            window = key.windows.get(start)
+            if window is None:
+                if start in key.idle_closed:  # rule idle_closed_window
+                    if self.rules.idle_closed_window == "late":
+                        missed.append(start)
+                        continue
+                    key.idle_closed.discard(start)
+                window = self._open(group, key, start, ctx)
+            self._deliver(window, event, ctx, out)
+            delivered += 1
+        if self.rules.idle_timer_reset == "any_event":
+            for window in key.windows.values():
+                window.last_wall_ms = ctx.wall_ms
+        if delivered == 0:
+            out.append(self._late_drop(event, t_ms, missed, key))
+        # rule: the clock is the largest timestamp seen so far
+        if now is None or t_ms > now:
+            clock.now_ms = t_ms
+            self._close_due(clock, ctx, out)
+
+    def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
+        if self.rules.idle_timer_reset == "any_event":
+            for window in self._state(group).windows.values():
+                window.last_wall_ms = ctx.wall_ms
+
+    def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
+        state = None if self.aggregator is None else self.aggregator.new()
+        window = Window(group, start, start + self.size_ms, state, ctx.wall_ms, next(self._tiebreak))
+        key.windows[start] = window
+        heapq.heappush(
+            key.clock.pending,
+            (window.end_ms + self._close_offset, start, group.index, window.opened, window),
+        )
+        if self.idle_ms is not None:
+            heapq.heappush(
+                self._idle, (ctx.wall_ms + self.idle_ms, start, group.index, window.opened, window)
+            )
+        return window
+
+    def _deliver(self, window: Window, event: Event, ctx: Context, out: list[Output]) -> None:
+        window.last_wall_ms = ctx.wall_ms
+        if self.aggregator is not None:
+            self.aggregator.add(window.state, event.payload)
+            return
+        # rule: pass-through output is streamed, once per window
+        out.append(
+            Emission(
+                WindowRef(window.start_ms, window.end_ms), window.group.value, dict(event.payload),
+                "event", event.seq, ctx.wall_ms,
+            )
+        )
+
+    def _late_drop(self, event: Event, t_ms: int, missed: list[int], key: KeyState) -> Drop:
+        refs = tuple(WindowRef(s, s + self.size_ms) for s in missed)
+        first = missed[0]
+        how = (
+            "idle_timeout force-closed it"
+            if first in key.idle_closed
+            else f"it closed when the clock reached {first + self.size_ms + self._close_offset}"
+        )
+        span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
+        return Drop(
+            event.seq, "late", refs,
+            f"event time {t_ms} is late for {span} (first [{first}, {first + self.size_ms})): "
+            f"{how}; the clock is at {key.clock.now_ms}",
+        )
+
+    # --- rule: closing ("once the clock reaches its end plus tolerance")
+    def _close_due(self, clock: Clock, ctx: Context, out: list[Output]) -> None:
+        pending = clock.pending
+        now = clock.now_ms
+        assert now is not None
+        due: list[Window] = []
+        while pending and pending[0][0] <= now:
+            window = heapq.heappop(pending)[4]
+            if window.closed:
+                window.group.state.idle_closed.discard(window.start_ms)
+                continue
+            due.append(window)
+        if self.rules.close_order == "opened":
+            due.sort(key=lambda w: w.opened)
+        for window in due:
+            self._close(window, "close", ctx, out, partial=False)
+
+    def _close(self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool) -> None:
+        window.closed = True
+        key: KeyState = window.group.state
+        del key.windows[window.start_ms]
+        if self.aggregator is None:
+            return
+        for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
+            out.append(
+                Emission(
+                    WindowRef(window.start_ms, window.end_ms), window.group.value, row,
+                    reason, ctx.after_seq, ctx.wall_ms, partial,
+                )
+            )
+
+    # --- rule: idle_timeout ("force-closes an open window after that much wall-clock time")
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        idle = self._idle
+        if not idle:
+            return
+        idle_ms = self.idle_ms
+        assert idle_ms is not None
+        wall = ctx.wall_ms
+        due: list[Window] = []
+        while idle and idle[0][0] <= wall:
+            _, start, index, opened, window = heapq.heappop(idle)
+            if window.closed:
+                continue
+            deadline = window.last_wall_ms + idle_ms
+            if deadline > wall:
+                heapq.heappush(idle, (deadline, start, index, opened, window))
+                continue
+            due.append(window)
+        if self.rules.close_order == "opened":
+            due.sort(key=lambda w: w.opened)
+        for window in due:
+            window.group.state.idle_closed.add(window.start_ms)
+            self._close(window, "idle_timeout", ctx, out, partial=True)
+
+    # --- rule: end of input ("When the input ends, all open windows are closed")
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        if self.rules.end_of_input == "discard":
+            return
+        remaining = [w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()]
+        if self.rules.close_order == "opened":
+            remaining.sort(key=lambda w: w.opened)
+        else:
+            remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
+        for window in remaining:
+            self._close(window, "end_of_input", ctx, out, partial=True)

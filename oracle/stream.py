@@ -1,0 +1,120 @@
+"""Stream items: what an engine consumes, in stream order.
+
+The wall clock is virtual: it comes from the items (``Event.at_ms``, ``Advance``),
+never from the machine. It starts at the stream's ``start_wall_ms`` and never goes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel.oracle.errors import InvalidStream
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One input record.
+
+    ``seq`` numbers events 0, 1, 2, ... in stream order; ``at_ms`` is the arrival wall
+    clock in epoch milliseconds, or None to arrive at the current wall clock.
+    """
+
+    seq: int
+    payload: Mapping[str, Any]
+    at_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seq, bool) or not isinstance(self.seq, int) or self.seq < 0:
+            raise InvalidStream("event.seq", self.seq, "must be an integer >= 0", "number events 0, 1, 2, ...")
+        if not isinstance(self.payload, Mapping):
+            raise InvalidStream(
+                f"event[{self.seq}].payload", self.payload, "must be a mapping", "give an object of fields"
+            )
+        if self.at_ms is not None and (isinstance(self.at_ms, bool) or not isinstance(self.at_ms, int)):
+            raise InvalidStream(
+                f"event[{self.seq}].at", self.at_ms, "must be integer epoch milliseconds", "give an integer"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """The wall clock moves to ``to_ms`` (absolute epoch milliseconds) with no event."""
+
+    to_ms: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.to_ms, bool) or not isinstance(self.to_ms, int):
+            raise InvalidStream("advance", self.to_ms, "must be integer epoch milliseconds", "give an integer")
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Events that arrive together (one poll, one published batch, one micro-batch)."""
+
+    events: tuple[Event, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.events, tuple) or not all(isinstance(e, Event) for e in self.events):
+            raise InvalidStream("batch", self.events, "must be a tuple of Event", "wrap events in Event(...)")
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """End of input: nothing follows."""
+
+
+Item = Event | Advance | Batch | End
+
+
+def events_of(items: Iterable[Item]) -> Iterator[Event]:
+    """Every event in stream order, batches flattened."""
+    for item in items:
+        if isinstance(item, Event):
+            yield item
+        elif isinstance(item, Batch):
+            yield from item.events
+
+
+def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
+    """The items unchanged, raising InvalidStream on a wall clock going back,
+    a seq out of order, or anything after ``End``. Appends ``End`` if missing."""
+    wall = start_wall_ms
+    next_seq = 0
+    ended = False
+    for index, item in enumerate(items):
+        if ended:
+            raise InvalidStream(f"input[{index}]", item, "comes after end of input", "remove it or the end")
+        events: tuple[Event, ...] = ()
+        if isinstance(item, Event):
+            events = (item,)
+        elif isinstance(item, Batch):
+            events = item.events
+        elif isinstance(item, Advance):
+            if item.to_ms < wall:
+                raise InvalidStream(
+                    f"input[{index}].at", item.to_ms,
+                    f"the wall clock cannot go back (it is at {wall})", "give a later time",
+                )
+            wall = item.to_ms
+        elif isinstance(item, End):
+            ended = True
+        else:
+            raise InvalidStream(f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End")
+        for event in events:
+            if event.seq != next_seq:
+                raise InvalidStream(
+                    f"input[{index}].seq", event.seq, f"expected seq {next_seq}", "number events 0, 1, 2, ..."
+                )
+            next_seq += 1
+            if event.at_ms is not None:
+                if event.at_ms < wall:
+                    raise InvalidStream(
+                        f"input[{index}].at", event.at_ms,
+                        f"the wall clock cannot go back (it is at {wall})", "give a later arrival time",
+                    )
+                wall = event.at_ms
+        yield item
+    if not ended:
+        yield End()

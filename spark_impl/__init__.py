@@ -1,0 +1,1 @@
+"""windtunnel.spark_impl."""
