@@ -94,26 +94,35 @@ class Driver:
         self._key_getters = [getter(p) for p in query.group_by]
 
     def run(self, items: Iterable[Item]) -> Iterator[Output]:
+        """Outputs of ``items`` in order (validated by :func:`checked`; ``End`` implied)."""
         out: list[Output] = []
-        operator = self.operator
-        ctx = self.ctx
-        for item in checked(items, ctx.wall_ms):
-            if isinstance(item, Event):
-                self._event(item, out)
-                operator.on_batch_end(ctx, out)
-            elif isinstance(item, Batch):
-                for event in item.events:
-                    self._event(event, out)
-                operator.on_batch_end(ctx, out)
-            elif isinstance(item, Advance):
-                if item.to_ms > ctx.wall_ms:
-                    ctx.wall_ms = item.to_ms
-                    operator.on_wall(ctx, out)
-            elif isinstance(item, End):
-                operator.on_end(ctx, out)
+        for item in checked(items, self.ctx.wall_ms):
+            self.feed(item, out)
             if out:
                 yield from out
                 out.clear()
+
+    def feed(self, item: Item, out: list[Output]) -> None:
+        """Consume one already-validated item, appending its outputs to ``out``.
+
+        For incremental use (one micro-batch at a time); the caller must keep the
+        stream valid: seq in order, wall clock never back, nothing after ``End``.
+        """
+        operator = self.operator
+        ctx = self.ctx
+        if isinstance(item, Event):
+            self._event(item, out)
+            operator.on_batch_end(ctx, out)
+        elif isinstance(item, Batch):
+            for event in item.events:
+                self._event(event, out)
+            operator.on_batch_end(ctx, out)
+        elif isinstance(item, Advance):
+            if item.to_ms > ctx.wall_ms:
+                ctx.wall_ms = item.to_ms
+                operator.on_wall(ctx, out)
+        elif isinstance(item, End):
+            operator.on_end(ctx, out)
 
     def _event(self, event: Event, out: list[Output]) -> None:
         ctx = self.ctx

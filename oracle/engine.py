@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from windtunnel.oracle.driver import Context, Driver, Operator
+from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.fixed import FixedOperator
 from windtunnel.oracle.results import Output, Result
 from windtunnel.oracle.rules import Rules
@@ -23,6 +24,7 @@ def stream_outputs(
     items: Iterable[Item],
     *,
     rules: Rules = DEFAULT_RULES,
+    profile: str = "tenzir",
     time_unit_ms: int = 1,
     start_wall_ms: int = 0,
 ) -> Iterator[Output]:
@@ -31,7 +33,13 @@ def stream_outputs(
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
     malformed stream (wall clock going back, seq out of order, items after End).
     """
-    driver = Driver(query, operator_for, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    driver = Driver(
+        query,
+        lambda q, ctx: operator_for(q, ctx, profile),
+        rules,
+        time_unit_ms=time_unit_ms,
+        start_wall_ms=start_wall_ms,
+    )
     return driver.run(items)
 
 
@@ -40,22 +48,51 @@ def run(
     items: Iterable[Item],
     *,
     rules: Rules = DEFAULT_RULES,
+    profile: str = "tenzir",
     time_unit_ms: int = 1,
     start_wall_ms: int = 0,
 ) -> Result:
     """Every output of ``query`` over ``items``, collected (see :func:`stream_outputs`)."""
     return Result(
         tuple(
-            stream_outputs(query, items, rules=rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+            stream_outputs(
+                query, items, rules=rules, profile=profile, time_unit_ms=time_unit_ms,
+                start_wall_ms=start_wall_ms,
+            )
         )
     )
 
 
-def operator_for(query: Query, ctx: Context) -> Operator:
-    """The operator implementing ``query.window``'s kind."""
-    if isinstance(query.window, FixedWindows):
-        return FixedOperator(query, ctx)
-    raise TypeError(f"no operator for {type(query.window).__name__}")
+OperatorFactory = Callable[[Query, Context], Operator]
+_OPERATORS: dict[tuple[type, str | None], OperatorFactory] = {}
+
+
+def register_operator(spec_type: type, profile: str | None = None) -> Callable[[OperatorFactory], OperatorFactory]:
+    """Register the operator for a window spec type, for one profile or (None) for all."""
+
+    def register(factory: OperatorFactory) -> OperatorFactory:
+        _OPERATORS[(spec_type, profile)] = factory
+        return factory
+
+    return register
+
+
+register_operator(FixedWindows)(FixedOperator)
+
+
+def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operator:
+    """The operator implementing ``query.window``'s kind under ``profile``.
+
+    Raises InvalidSpec when no operator implements that kind for the profile.
+    """
+    spec_type = type(query.window)
+    factory = _OPERATORS.get((spec_type, profile)) or _OPERATORS.get((spec_type, None))
+    if factory is None:
+        raise InvalidSpec(
+            "window.kind", getattr(query.window, "kind", spec_type.__name__),
+            f"not supported by profile {profile}", "choose another kind or profile",
+        )
+    return factory(query, ctx)
 
 
 def replay(scenario: Scenario) -> Result:
@@ -64,6 +101,7 @@ def replay(scenario: Scenario) -> Result:
         scenario.query,
         scenario.items,
         rules=scenario.rules,
+        profile=scenario.profile.name,
         time_unit_ms=scenario.time_unit_ms,
         start_wall_ms=scenario.start_wall_ms,
     )

@@ -38,8 +38,20 @@ def _check_on(on: str) -> None:
         )
 
 
+class WindowSpec:
+    """Base of every window kind's spec (a frozen, slotted dataclass).
+
+    Subclasses set ``kind`` (the scenario's ``window.kind``) and have an ``on`` field:
+    the event-time field path, or ``now()`` for the arrival wall clock.
+    """
+
+    __slots__ = ()
+    kind: ClassVar[str]
+    on: str
+
+
 @dataclass(frozen=True, slots=True)
-class FixedWindows:
+class FixedWindows(WindowSpec):
     """Tumbling (``every_ms`` None or equal to ``size_ms``) or hopping windows.
 
     Windows are ``[start_ms, start_ms + size_ms)`` with ``start_ms`` a multiple of the
@@ -145,10 +157,6 @@ class Aggregation:
 
     def __str__(self) -> str:
         return f"{self.function}({self.field or ''})"
-
-
-WindowSpec = FixedWindows
-"""Union of the window kinds (extended as kinds are added)."""
 
 
 @dataclass(frozen=True, slots=True)
