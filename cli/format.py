@@ -46,14 +46,27 @@ def table(outputs: Sequence[Output]) -> str:
             row_text = " ".join(f"{k}={_cell(v)}" for k, v in output.row.items())
             rows.append(
                 (
-                    "emit" + (" (partial)" if output.partial else ""), window_text(output),
-                    _cell(output.group), output.reason,
-                    "-" if output.after_seq is None else str(output.after_seq), str(output.wall_ms),
+                    "emit" + (" (partial)" if output.partial else ""),
+                    window_text(output),
+                    _cell(output.group),
+                    output.reason,
+                    "-" if output.after_seq is None else str(output.after_seq),
+                    str(output.wall_ms),
                     row_text,
                 )
             )
         else:
-            rows.append(("drop", window_text(output), "", output.reason, str(output.seq), "", output.message))
+            rows.append(
+                (
+                    "drop",
+                    window_text(output),
+                    "",
+                    output.reason,
+                    str(output.seq),
+                    "",
+                    output.message,
+                )
+            )
     return render(rows)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from windtunnel.cli.replay import replay_command
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.format import jsonl, table
 from windtunnel.oracle.engine import replay
@@ -16,10 +15,15 @@ from windtunnel.oracle.scenario import load_scenario
 @click.command("replay")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
-    "--engine", type=click.Choice(["oracle"]), default="oracle", show_default=True,
+    "--engine",
+    type=click.Choice(["oracle"]),
+    default="oracle",
+    show_default=True,
     help="Which engine runs the scenario.",
 )
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
+)
 @friendly
 def replay_command(file: str, engine: str, fmt: str) -> None:
     """Replay a scenario FILE (YAML or JSON) and print every emission and drop.

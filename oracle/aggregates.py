@@ -23,7 +23,7 @@ def _is_number(value: Any) -> bool:
 class Column:
     """Accumulates one aggregation for one window (or one ``aggregate_by`` row)."""
 
-    __slots__ = ("function", "state", "count", "seen")
+    __slots__ = ("count", "function", "seen", "state")
 
     def __init__(self, function: str) -> None:
         self.function = function
@@ -139,5 +139,3 @@ class Aggregator:
                 row[a.name] = column.result(start_ms, end_ms)
             rows.append(row)
         return rows
-
-

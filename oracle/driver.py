@@ -22,7 +22,7 @@ from windtunnel.oracle.timeparse import NotATime, timestamp_ms
 class Group:
     """One ``group_by`` key: its output value and its first-seen index (for ordering)."""
 
-    __slots__ = ("index", "value", "state")
+    __slots__ = ("index", "state", "value")
 
     def __init__(self, index: int, value: Any) -> None:
         self.index = index
@@ -54,7 +54,7 @@ class Operator:
 class Context:
     """The driver's view shared with the operator: wall clock, last seq, groups."""
 
-    __slots__ = ("wall_ms", "after_seq", "groups", "rules", "time_unit_ms")
+    __slots__ = ("after_seq", "groups", "rules", "time_unit_ms", "wall_ms")
 
     def __init__(self, rules: Rules, time_unit_ms: int, start_wall_ms: int) -> None:
         self.wall_ms = start_wall_ms
@@ -148,7 +148,9 @@ class Driver:
                     self.operator.on_unusable(group, event, ctx, out)
                     return
         if t_ms is None:
-            out.append(Drop(event.seq, "null_time", (), f"{self.query.window.on} is null or missing"))
+            out.append(
+                Drop(event.seq, "null_time", (), f"{self.query.window.on} is null or missing")
+            )
             self.operator.on_unusable(group, event, ctx, out)
             return
         self.operator.on_event(group, event, t_ms, ctx, out)

@@ -56,7 +56,11 @@ def run(
     return Result(
         tuple(
             stream_outputs(
-                query, items, rules=rules, profile=profile, time_unit_ms=time_unit_ms,
+                query,
+                items,
+                rules=rules,
+                profile=profile,
+                time_unit_ms=time_unit_ms,
                 start_wall_ms=start_wall_ms,
             )
         )
@@ -67,7 +71,9 @@ OperatorFactory = Callable[[Query, Context], Operator]
 _OPERATORS: dict[tuple[type, str | None], OperatorFactory] = {}
 
 
-def register_operator(spec_type: type, profile: str | None = None) -> Callable[[OperatorFactory], OperatorFactory]:
+def register_operator(
+    spec_type: type, profile: str | None = None
+) -> Callable[[OperatorFactory], OperatorFactory]:
     """Register the operator for a window spec type, for one profile or (None) for all."""
 
     def register(factory: OperatorFactory) -> OperatorFactory:
@@ -89,8 +95,10 @@ def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operato
     factory = _OPERATORS.get((spec_type, profile)) or _OPERATORS.get((spec_type, None))
     if factory is None:
         raise InvalidSpec(
-            "window.kind", getattr(query.window, "kind", spec_type.__name__),
-            f"not supported by profile {profile}", "choose another kind or profile",
+            "window.kind",
+            getattr(query.window, "kind", spec_type.__name__),
+            f"not supported by profile {profile}",
+            "choose another kind or profile",
         )
     return factory(query, ctx)
 

@@ -68,42 +68,62 @@ class Expectation:
 def parse_expectation(data: Any, time_unit: str) -> Expectation:
     """The ``expect`` block; raises InvalidScenario naming ``expect.*`` fields."""
     if not isinstance(data, Mapping):
-        raise InvalidScenario("expect", data, "must be a mapping", "write expect: {emissions: [...], drops: [...]}")
+        raise InvalidScenario(
+            "expect", data, "must be a mapping", "write expect: {emissions: [...], drops: [...]}"
+        )
     for key in data:
         if key not in ("emissions", "drops", "ordered"):
-            raise InvalidScenario(f"expect.{key}", data[key], "unknown key", "use emissions, drops or ordered")
+            raise InvalidScenario(
+                f"expect.{key}", data[key], "unknown key", "use emissions, drops or ordered"
+            )
     emissions = None
     if data.get("emissions") is not None:
         raw = data["emissions"]
         if not isinstance(raw, list):
-            raise InvalidScenario("expect.emissions", raw, "must be a list", "write emissions: [{window: [0, 10]}]")
-        emissions = tuple(_emission(e, f"expect.emissions[{i}]", time_unit) for i, e in enumerate(raw))
+            raise InvalidScenario(
+                "expect.emissions", raw, "must be a list", "write emissions: [{window: [0, 10]}]"
+            )
+        emissions = tuple(
+            _emission(e, f"expect.emissions[{i}]", time_unit) for i, e in enumerate(raw)
+        )
     drops = None
     if data.get("drops") is not None:
         raw = data["drops"]
         if not isinstance(raw, list):
-            raise InvalidScenario("expect.drops", raw, "must be a list", "write drops: [{seq: 4, reason: late}]")
+            raise InvalidScenario(
+                "expect.drops", raw, "must be a list", "write drops: [{seq: 4, reason: late}]"
+            )
         drops = tuple(_drop(d, f"expect.drops[{i}]") for i, d in enumerate(raw))
     ordered = data.get("ordered", False)
     if not isinstance(ordered, bool):
-        raise InvalidScenario("expect.ordered", ordered, "must be true or false", "write ordered: true")
+        raise InvalidScenario(
+            "expect.ordered", ordered, "must be true or false", "write ordered: true"
+        )
     return Expectation(emissions, drops, ordered)
 
 
 def _emission(raw: Any, where: str, time_unit: str) -> ExpectedEmission:
     if not isinstance(raw, Mapping):
-        raise InvalidScenario(where, raw, "must be a mapping", "write {window: [0, 600000], row: {n: 3}}")
+        raise InvalidScenario(
+            where, raw, "must be a mapping", "write {window: [0, 600000], row: {n: 3}}"
+        )
     for key in raw:
         if key not in _EMISSION_KEYS:
-            raise InvalidScenario(f"{where}.{key}", raw[key], "unknown key", f"use one of {', '.join(_EMISSION_KEYS)}")
+            raise InvalidScenario(
+                f"{where}.{key}", raw[key], "unknown key", f"use one of {', '.join(_EMISSION_KEYS)}"
+            )
     window = window_ref(raw.get("window"), f"{where}.window", time_unit)
     row = raw.get("row", {})
     if not isinstance(row, Mapping):
         raise InvalidScenario(f"{where}.row", row, "must be a mapping", "write row: {failures: 3}")
     return ExpectedEmission(
-        window=window, group=raw.get("group"), row=dict(row),
-        reason=raw.get("reason", _NOT_GIVEN), after_seq=raw.get("after_seq", _NOT_GIVEN),
-        wall_ms=raw.get("wall_ms", _NOT_GIVEN), partial=raw.get("partial", _NOT_GIVEN),
+        window=window,
+        group=raw.get("group"),
+        row=dict(row),
+        reason=raw.get("reason", _NOT_GIVEN),
+        after_seq=raw.get("after_seq", _NOT_GIVEN),
+        wall_ms=raw.get("wall_ms", _NOT_GIVEN),
+        partial=raw.get("partial", _NOT_GIVEN),
         group_given="group" in raw,
     )
 
@@ -115,7 +135,11 @@ def window_ref(raw: Any, where: str, time_unit: str) -> WindowRef:
             parse_timestamp_ms(raw[0], f"{where}[0]", time_unit),
             parse_timestamp_ms(raw[1], f"{where}[1]", time_unit),
         )
-    if isinstance(raw, Mapping) and raw and set(raw) <= {"start_ms", "end_ms", "start_offset", "end_offset"}:
+    if (
+        isinstance(raw, Mapping)
+        and raw
+        and set(raw) <= {"start_ms", "end_ms", "start_offset", "end_offset"}
+    ):
         if all(isinstance(v, int) and not isinstance(v, bool) for v in raw.values()):
             return WindowRef(**raw)
     raise InvalidScenario(
@@ -143,7 +167,9 @@ def check(expectation: Expectation, outputs: Sequence[Output]) -> list[str]:
     if expectation.drops is not None:
         got = [(o.seq, o.reason) for o in outputs if isinstance(o, Drop)]
         want = list(expectation.drops)
-        if (got if expectation.ordered else sorted(got)) != (want if expectation.ordered else sorted(want)):
+        if (got if expectation.ordered else sorted(got)) != (
+            want if expectation.ordered else sorted(want)
+        ):
             for seq, reason in want:
                 if (seq, reason) not in got:
                     problems.append(f"missing drop: seq {seq} ({reason})")

@@ -22,7 +22,9 @@ class Window:
 
     __slots__ = ("closed", "end_ms", "group", "last_wall_ms", "opened", "start_ms", "state")
 
-    def __init__(self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int):
+    def __init__(
+        self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int
+    ):
         self.group = group
         self.start_ms = start_ms
         self.end_ms = end_ms
@@ -71,7 +73,9 @@ class FixedOperator(Operator):
         self.tolerance_ms = spec.tolerance_ms
         self.idle_ms = spec.idle_timeout_ms
         self.passthrough = query.aggregate is None
-        self.aggregator = None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
+        self.aggregator = (
+            None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
+        )
         self._stream_clock = Clock() if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
         self._close_offset = {
@@ -89,7 +93,9 @@ class FixedOperator(Operator):
             state = group.state = KeyState(self._stream_clock or Clock())
         return state  # type: ignore[no-any-return]
 
-    def on_event(self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]) -> None:
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
         key = self._state(group)
         clock = key.clock
         size = self.size_ms
@@ -129,7 +135,9 @@ class FixedOperator(Operator):
 
     def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
         state = None if self.aggregator is None else self.aggregator.new()
-        window = Window(group, start, start + self.size_ms, state, ctx.wall_ms, next(self._tiebreak))
+        window = Window(
+            group, start, start + self.size_ms, state, ctx.wall_ms, next(self._tiebreak)
+        )
         key.windows[start] = window
         heapq.heappush(
             key.clock.pending,
@@ -149,8 +157,12 @@ class FixedOperator(Operator):
         # rule: pass-through output is streamed, once per window
         out.append(
             Emission(
-                WindowRef(window.start_ms, window.end_ms), window.group.value, dict(event.payload),
-                "event", event.seq, ctx.wall_ms,
+                WindowRef(window.start_ms, window.end_ms),
+                window.group.value,
+                dict(event.payload),
+                "event",
+                event.seq,
+                ctx.wall_ms,
             )
         )
 
@@ -164,7 +176,9 @@ class FixedOperator(Operator):
         )
         span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
         return Drop(
-            event.seq, "late", refs,
+            event.seq,
+            "late",
+            refs,
             f"event time {t_ms} is late for {span} (first [{first}, {first + self.size_ms})): "
             f"{how}; the clock is at {key.clock.now_ms}",
         )
@@ -186,7 +200,9 @@ class FixedOperator(Operator):
         for window in due:
             self._close(window, "close", ctx, out, partial=False)
 
-    def _close(self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool) -> None:
+    def _close(
+        self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
+    ) -> None:
         window.closed = True
         key: KeyState = window.group.state
         del key.windows[window.start_ms]
@@ -195,8 +211,13 @@ class FixedOperator(Operator):
         for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
             out.append(
                 Emission(
-                    WindowRef(window.start_ms, window.end_ms), window.group.value, row,
-                    reason, ctx.after_seq, ctx.wall_ms, partial,
+                    WindowRef(window.start_ms, window.end_ms),
+                    window.group.value,
+                    row,
+                    reason,
+                    ctx.after_seq,
+                    ctx.wall_ms,
+                    partial,
                 )
             )
 
@@ -228,7 +249,9 @@ class FixedOperator(Operator):
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         if self.rules.end_of_input == "discard":
             return
-        remaining = [w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()]
+        remaining = [
+            w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()
+        ]
         if self.rules.close_order == "opened":
             remaining.sort(key=lambda w: w.opened)
         else:

@@ -31,7 +31,9 @@ class WindowRef:
 
     def __post_init__(self) -> None:
         if self.start_ms is None and self.start_offset is None:
-            raise InvalidSpec("window", self, "needs start_ms or start_offset", "give window bounds")
+            raise InvalidSpec(
+                "window", self, "needs start_ms or start_offset", "give window bounds"
+            )
 
     def to_json(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -140,12 +142,30 @@ class Result:
 
         records = [flat_record(o) for o in self.outputs]
         columns = [
-            "type", "start_ms", "end_ms", "start_offset", "end_offset", "group", "reason",
-            "after_seq", "wall_ms", "partial", "seq", "message",
+            "type",
+            "start_ms",
+            "end_ms",
+            "start_offset",
+            "end_offset",
+            "group",
+            "reason",
+            "after_seq",
+            "wall_ms",
+            "partial",
+            "seq",
+            "message",
         ]
         extra = sorted({k for r in records for k in r if k not in columns})
         frame = pd.DataFrame.from_records(records, columns=columns + extra)
-        for name in ("start_ms", "end_ms", "start_offset", "end_offset", "after_seq", "wall_ms", "seq"):
+        for name in (
+            "start_ms",
+            "end_ms",
+            "start_offset",
+            "end_offset",
+            "after_seq",
+            "wall_ms",
+            "seq",
+        ):
             frame[name] = frame[name].astype("Int64")
         return frame
 
@@ -177,18 +197,22 @@ def outputs_from_json(lines: Iterable[Mapping[str, Any]]) -> list[Output]:
         if data["type"] == "emit":
             out.append(
                 Emission(
-                    window=WindowRef(**data["window"]), group=data["group"],
-                    row=data["row"], reason=data["reason"], after_seq=data["after_seq"],
-                    wall_ms=data["wall_ms"], partial=data["partial"],
+                    window=WindowRef(**data["window"]),
+                    group=data["group"],
+                    row=data["row"],
+                    reason=data["reason"],
+                    after_seq=data["after_seq"],
+                    wall_ms=data["wall_ms"],
+                    partial=data["partial"],
                 )
             )
         else:
             out.append(
                 Drop(
-                    seq=data["seq"], reason=data["reason"],
+                    seq=data["seq"],
+                    reason=data["reason"],
                     windows=tuple(WindowRef(**w) for w in data["windows"]),
                     message=data.get("message", ""),
                 )
             )
     return out
-

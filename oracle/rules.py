@@ -72,7 +72,9 @@ class Rules:
             allowed = RULE_VALUES[f.name]
             if value not in allowed:
                 raise InvalidSpec(
-                    f"rules.{f.name}", value, "not a value of this rule",
+                    f"rules.{f.name}",
+                    value,
+                    "not a value of this rule",
                     f"use one of {', '.join(allowed)}",
                 )
 
@@ -85,7 +87,9 @@ class Rules:
                 )
             if value not in RULE_VALUES[name]:
                 raise InvalidSpec(
-                    f"{where}.{name}", value, "not a value of this rule",
+                    f"{where}.{name}",
+                    value,
+                    "not a value of this rule",
                     f"use one of {', '.join(RULE_VALUES[name])}",
                 )
         return replace(self, **overrides)

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from windtunnel.oracle.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.profiles import Profile, profile_named
@@ -24,8 +23,18 @@ from windtunnel.oracle.stream import Advance, Batch, End, Event, Item
 from windtunnel.oracle.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 
 TOP_LEVEL_KEYS = (
-    "name", "description", "profile", "rules", "time_unit", "start_wall", "window",
-    "group_by", "aggregate", "aggregate_by", "input", "expect",
+    "name",
+    "description",
+    "profile",
+    "rules",
+    "time_unit",
+    "start_wall",
+    "window",
+    "group_by",
+    "aggregate",
+    "aggregate_by",
+    "input",
+    "expect",
 )
 RESERVED_ITEM_KEYS = ("event", "at", "advance", "batch", "end")
 
@@ -65,7 +74,9 @@ def load_scenario(path: str | Path) -> Scenario:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
         raise InvalidScenario(
-            "FILE", str(path), f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}{line}",
+            "FILE",
+            str(path),
+            f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}{line}",
             "fix the syntax",
         ) from None
     return parse_scenario(data, default_name=path.stem)
@@ -74,19 +85,27 @@ def load_scenario(path: str | Path) -> Scenario:
 def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
     """Build a Scenario from already-decoded YAML/JSON data."""
     if not isinstance(data, Mapping):
-        raise InvalidScenario("scenario", data, "must be a mapping", "start the file with name:, window:, input:")
+        raise InvalidScenario(
+            "scenario", data, "must be a mapping", "start the file with name:, window:, input:"
+        )
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            raise InvalidScenario(key, data[key], "unknown key", f"use one of {', '.join(TOP_LEVEL_KEYS)}")
+            raise InvalidScenario(
+                key, data[key], "unknown key", f"use one of {', '.join(TOP_LEVEL_KEYS)}"
+            )
     time_unit = data.get("time_unit", "ms")
     unit_ms(time_unit, "time_unit")
     profile = profile_named(data.get("profile", "tenzir"))
     overrides = data.get("rules") or {}
     if not isinstance(overrides, Mapping):
-        raise InvalidScenario("rules", overrides, "must be a mapping", "write rules: {close_at: passes}")
+        raise InvalidScenario(
+            "rules", overrides, "must be a mapping", "write rules: {close_at: passes}"
+        )
     rules = profile.rules.with_overrides(dict(overrides))
     if "window" not in data:
-        raise InvalidScenario("window", None, "is required", "add window: {kind: fixed, size: 10s, on: ts}")
+        raise InvalidScenario(
+            "window", None, "is required", "add window: {kind: fixed, size: 10s, on: ts}"
+        )
     window = parse_window(data["window"], time_unit, rules)
     query = Query(
         window=window,
@@ -99,13 +118,22 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
     if "input" not in data:
         raise InvalidScenario("input", None, "is required", "add input: with a list of events")
     items = parse_items(data["input"], time_unit, start_wall_ms)
-    expect = parse_expectation(data["expect"], time_unit) if data.get("expect") is not None else None
+    expect = (
+        parse_expectation(data["expect"], time_unit) if data.get("expect") is not None else None
+    )
     name = data.get("name", default_name)
     if not isinstance(name, str):
         raise InvalidScenario("name", name, "must be a string", "quote it")
     return Scenario(
-        name=name, query=query, items=items, profile=profile, rules=rules, time_unit=time_unit,
-        start_wall_ms=start_wall_ms, expect=expect, description=str(data.get("description", "")),
+        name=name,
+        query=query,
+        items=items,
+        profile=profile,
+        rules=rules,
+        time_unit=time_unit,
+        start_wall_ms=start_wall_ms,
+        expect=expect,
+        description=str(data.get("description", "")),
         rule_overrides=dict(overrides),
     )
 
@@ -117,7 +145,9 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
         return (value,)
     if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
         return tuple(value)
-    raise InvalidScenario(where, value, "must be a field name or a list of them", f"write {where}: [user, src_ip]")
+    raise InvalidScenario(
+        where, value, "must be a field name or a list of them", f"write {where}: [user, src_ip]"
+    )
 
 
 def _aggregate(value: Any) -> tuple[Aggregation, ...] | None:
@@ -125,7 +155,10 @@ def _aggregate(value: Any) -> tuple[Aggregation, ...] | None:
         return None
     if not isinstance(value, Mapping) or not value:
         raise InvalidScenario(
-            "aggregate", value, "must be a mapping of column: function()", "write aggregate: {n: count()}"
+            "aggregate",
+            value,
+            "must be a mapping of column: function()",
+            "write aggregate: {n: count()}",
         )
     return tuple(Aggregation.parse(str(name), text) for name, text in value.items())
 
@@ -146,7 +179,9 @@ def window_kind(name: str, keys: tuple[str, ...]) -> Callable[[WindowParser], Wi
     return register
 
 
-def duration(block: Mapping[str, Any], key: str, time_unit: str, default: int | None = None) -> int | None:
+def duration(
+    block: Mapping[str, Any], key: str, time_unit: str, default: int | None = None
+) -> int | None:
     """``window.<key>`` as milliseconds, ``default`` when absent."""
     if block.get(key) is None:
         return default
@@ -156,19 +191,28 @@ def duration(block: Mapping[str, Any], key: str, time_unit: str, default: int | 
 def parse_window(block: Any, time_unit: str, rules: Rules) -> WindowSpec:
     """The ``window`` block as a spec; raises InvalidScenario/InvalidSpec naming ``window.*``."""
     if not isinstance(block, Mapping):
-        raise InvalidScenario("window", block, "must be a mapping", "write window: {kind: fixed, size: 1min}")
+        raise InvalidScenario(
+            "window", block, "must be a mapping", "write window: {kind: fixed, size: 1min}"
+        )
     kind = block.get("kind", "fixed")
     if kind not in WINDOW_KINDS:
-        raise InvalidScenario("window.kind", kind, "unknown window kind", f"use one of {', '.join(WINDOW_KINDS)}")
+        raise InvalidScenario(
+            "window.kind", kind, "unknown window kind", f"use one of {', '.join(WINDOW_KINDS)}"
+        )
     keys, parser = WINDOW_KINDS[kind]
     for key in block:
         if key != "kind" and key not in keys:
             raise InvalidScenario(
-                f"window.{key}", block[key], f"not an option of {kind} windows", f"use one of {', '.join(keys)}"
+                f"window.{key}",
+                block[key],
+                f"not an option of {kind} windows",
+                f"use one of {', '.join(keys)}",
             )
     on = block.get("on", "ts")
     if not isinstance(on, str):
-        raise InvalidScenario("window.on", on, "must be a field name", 'write on: ts or on: "now()"')
+        raise InvalidScenario(
+            "window.on", on, "must be a field name", 'write on: ts or on: "now()"'
+        )
     return parser(block, time_unit, rules)
 
 
@@ -176,7 +220,9 @@ def parse_window(block: Any, time_unit: str, rules: Rules) -> WindowSpec:
 def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindows:
     size = duration(block, "size", time_unit)
     if size is None:
-        raise InvalidScenario("window.size", None, "is required for fixed windows", "add size: 10min")
+        raise InvalidScenario(
+            "window.size", None, "is required for fixed windows", "add size: 10min"
+        )
     return FixedWindows(
         size_ms=size,
         every_ms=duration(block, "every", time_unit),
@@ -199,7 +245,9 @@ def parse_items(value: Any, time_unit: str, start_wall_ms: int = 0) -> tuple[Ite
     for index, raw in enumerate(value):
         item = parser.item(raw, f"input[{index}]")
         if items and isinstance(items[-1], End):
-            raise InvalidScenario(f"input[{index}]", raw, "comes after end: true", "remove it or move the end")
+            raise InvalidScenario(
+                f"input[{index}]", raw, "comes after end: true", "remove it or move the end"
+            )
         items.append(item)
     return tuple(items)
 
@@ -212,7 +260,9 @@ class _ItemParser:
 
     def item(self, raw: Any, where: str) -> Item:
         if not isinstance(raw, Mapping):
-            raise InvalidScenario(where, raw, "must be a mapping", "write an event such as {ts: 0, user: a}")
+            raise InvalidScenario(
+                where, raw, "must be a mapping", "write an event such as {ts: 0, user: a}"
+            )
         reserved = [k for k in RESERVED_ITEM_KEYS if k in raw]
         if not reserved:
             return self._event(raw, None, where)
@@ -221,17 +271,23 @@ class _ItemParser:
             self._move(raw.get("at"), f"{where}.at")
             members = raw["batch"]
             if not isinstance(members, list):
-                raise InvalidScenario(f"{where}.batch", members, "must be a list", "write batch: [{ts: 1}, {ts: 2}]")
+                raise InvalidScenario(
+                    f"{where}.batch", members, "must be a list", "write batch: [{ts: 1}, {ts: 2}]"
+                )
             events = []
             for i, member in enumerate(members):
                 sub = f"{where}.batch[{i}]"
                 if isinstance(member, Mapping) and "event" in member:
                     self._only(member, ("event", "at"), sub)
                     events.append(self._event(member["event"], member.get("at"), sub))
-                elif isinstance(member, Mapping) and not any(k in member for k in RESERVED_ITEM_KEYS):
+                elif isinstance(member, Mapping) and not any(
+                    k in member for k in RESERVED_ITEM_KEYS
+                ):
                     events.append(self._event(member, None, sub))
                 else:
-                    raise InvalidScenario(sub, member, "not an event", "write {ts: 1} or {event: {ts: 1}, at: 5}")
+                    raise InvalidScenario(
+                        sub, member, "not an event", "write {ts: 1} or {event: {ts: 1}, at: 5}"
+                    )
             return Batch(tuple(events))
         if "event" in reserved:
             self._only(raw, ("event", "at"), where)
@@ -240,14 +296,20 @@ class _ItemParser:
             self._only(raw, ("advance",), where)
             step = parse_duration_ms(raw["advance"], f"{where}.advance", self.time_unit)
             if step < 0:
-                raise InvalidScenario(f"{where}.advance", raw["advance"], "the wall clock cannot go back",
-                                      "give a positive duration")
+                raise InvalidScenario(
+                    f"{where}.advance",
+                    raw["advance"],
+                    "the wall clock cannot go back",
+                    "give a positive duration",
+                )
             self.wall_ms += step
             return Advance(self.wall_ms)
         if "end" in reserved:
             self._only(raw, ("end",), where)
             if raw["end"] is not True:
-                raise InvalidScenario(f"{where}.end", raw["end"], "must be true", "write {end: true}")
+                raise InvalidScenario(
+                    f"{where}.end", raw["end"], "must be true", "write {end: true}"
+                )
             return End()
         self._only(raw, ("at",), where)
         self._move(raw["at"], f"{where}.at")
@@ -258,7 +320,9 @@ class _ItemParser:
             if key not in allowed:
                 first = next(k for k in raw if k in RESERVED_ITEM_KEYS)
                 raise InvalidScenario(
-                    f"{where}.{key}", raw[key], f"cannot stand beside {first!r} in one input item",
+                    f"{where}.{key}",
+                    raw[key],
+                    f"cannot stand beside {first!r} in one input item",
                     "put event fields under event: {...} or split the item",
                 )
 
@@ -267,13 +331,19 @@ class _ItemParser:
             return
         at_ms = parse_timestamp_ms(at, where, self.time_unit)
         if at_ms < self.wall_ms:
-            raise InvalidScenario(where, at, f"the wall clock cannot go back (it is at {self.wall_ms})",
-                                  "give a later time or reorder the input")
+            raise InvalidScenario(
+                where,
+                at,
+                f"the wall clock cannot go back (it is at {self.wall_ms})",
+                "give a later time or reorder the input",
+            )
         self.wall_ms = at_ms
 
     def _event(self, payload: Any, at: Any, where: str) -> Event:
         if not isinstance(payload, Mapping):
-            raise InvalidScenario(f"{where}.event", payload, "must be a mapping of fields", "write event: {ts: 0}")
+            raise InvalidScenario(
+                f"{where}.event", payload, "must be a mapping of fields", "write event: {ts: 0}"
+            )
         self._move(at, f"{where}.at")
         event = Event(self.seq, dict(payload), None if at is None else self.wall_ms)
         self.seq += 1

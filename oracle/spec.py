@@ -139,10 +139,15 @@ class Aggregation:
             )
         needs_field = AGGREGATE_FUNCTIONS[self.function]
         if needs_field and not self.field:
-            raise InvalidSpec(where, f"{self.function}()", "needs a field", f"write {self.function}(x)")
+            raise InvalidSpec(
+                where, f"{self.function}()", "needs a field", f"write {self.function}(x)"
+            )
         if self.function in ("window_start", "window_end") and self.field:
             raise InvalidSpec(
-                where, f"{self.function}({self.field})", "takes no field", f"write {self.function}()"
+                where,
+                f"{self.function}({self.field})",
+                "takes no field",
+                f"write {self.function}()",
             )
 
     @classmethod
@@ -150,7 +155,10 @@ class Aggregation:
         """Parse ``"sum(x)"``-style text; raises InvalidSpec naming ``aggregate.<name>``."""
         if not isinstance(text, str) or (match := _CALL.match(text)) is None:
             raise InvalidSpec(
-                f"aggregate.{name}", text, "not an aggregation call", "write e.g. count() or sum(amount)"
+                f"aggregate.{name}",
+                text,
+                "not an aggregation call",
+                "write e.g. count() or sum(amount)",
             )
         function, argument = match.groups()
         return cls(name, function, argument)
@@ -176,21 +184,30 @@ class Query:
     def __post_init__(self) -> None:
         for name, paths in (("group_by", self.group_by), ("aggregate_by", self.aggregate_by)):
             if not isinstance(paths, tuple) or not all(isinstance(p, str) and p for p in paths):
-                raise InvalidSpec(name, paths, "must be a list of field names", "write [user, src_ip]")
+                raise InvalidSpec(
+                    name, paths, "must be a list of field names", "write [user, src_ip]"
+                )
         if self.aggregate is not None:
             names = [a.name for a in self.aggregate]
             if not names:
                 raise InvalidSpec(
-                    "aggregate", {}, "needs at least one column", "add e.g. events: count(), or omit it"
+                    "aggregate",
+                    {},
+                    "needs at least one column",
+                    "add e.g. events: count(), or omit it",
                 )
             clash = set(names) & set(self.aggregate_by)
             if clash:
                 raise InvalidSpec(
-                    "aggregate", sorted(clash)[0], "a column also named in aggregate_by",
+                    "aggregate",
+                    sorted(clash)[0],
+                    "a column also named in aggregate_by",
                     "rename the aggregation",
                 )
         elif self.aggregate_by:
             raise InvalidSpec(
-                "aggregate_by", list(self.aggregate_by), "needs an aggregate block",
+                "aggregate_by",
+                list(self.aggregate_by),
+                "needs an aggregate block",
                 "add aggregate: or drop aggregate_by",
             )

@@ -27,14 +27,24 @@ class Event:
 
     def __post_init__(self) -> None:
         if isinstance(self.seq, bool) or not isinstance(self.seq, int) or self.seq < 0:
-            raise InvalidStream("event.seq", self.seq, "must be an integer >= 0", "number events 0, 1, 2, ...")
+            raise InvalidStream(
+                "event.seq", self.seq, "must be an integer >= 0", "number events 0, 1, 2, ..."
+            )
         if not isinstance(self.payload, Mapping):
             raise InvalidStream(
-                f"event[{self.seq}].payload", self.payload, "must be a mapping", "give an object of fields"
+                f"event[{self.seq}].payload",
+                self.payload,
+                "must be a mapping",
+                "give an object of fields",
             )
-        if self.at_ms is not None and (isinstance(self.at_ms, bool) or not isinstance(self.at_ms, int)):
+        if self.at_ms is not None and (
+            isinstance(self.at_ms, bool) or not isinstance(self.at_ms, int)
+        ):
             raise InvalidStream(
-                f"event[{self.seq}].at", self.at_ms, "must be integer epoch milliseconds", "give an integer"
+                f"event[{self.seq}].at",
+                self.at_ms,
+                "must be integer epoch milliseconds",
+                "give an integer",
             )
 
 
@@ -46,7 +56,9 @@ class Advance:
 
     def __post_init__(self) -> None:
         if isinstance(self.to_ms, bool) or not isinstance(self.to_ms, int):
-            raise InvalidStream("advance", self.to_ms, "must be integer epoch milliseconds", "give an integer")
+            raise InvalidStream(
+                "advance", self.to_ms, "must be integer epoch milliseconds", "give an integer"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +69,9 @@ class Batch:
 
     def __post_init__(self) -> None:
         if not isinstance(self.events, tuple) or not all(isinstance(e, Event) for e in self.events):
-            raise InvalidStream("batch", self.events, "must be a tuple of Event", "wrap events in Event(...)")
+            raise InvalidStream(
+                "batch", self.events, "must be a tuple of Event", "wrap events in Event(...)"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +99,9 @@ def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
     ended = False
     for index, item in enumerate(items):
         if ended:
-            raise InvalidStream(f"input[{index}]", item, "comes after end of input", "remove it or the end")
+            raise InvalidStream(
+                f"input[{index}]", item, "comes after end of input", "remove it or the end"
+            )
         events: tuple[Event, ...] = ()
         if isinstance(item, Event):
             events = (item,)
@@ -94,25 +110,34 @@ def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
         elif isinstance(item, Advance):
             if item.to_ms < wall:
                 raise InvalidStream(
-                    f"input[{index}].at", item.to_ms,
-                    f"the wall clock cannot go back (it is at {wall})", "give a later time",
+                    f"input[{index}].at",
+                    item.to_ms,
+                    f"the wall clock cannot go back (it is at {wall})",
+                    "give a later time",
                 )
             wall = item.to_ms
         elif isinstance(item, End):
             ended = True
         else:
-            raise InvalidStream(f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End")
+            raise InvalidStream(
+                f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End"
+            )
         for event in events:
             if event.seq != next_seq:
                 raise InvalidStream(
-                    f"input[{index}].seq", event.seq, f"expected seq {next_seq}", "number events 0, 1, 2, ..."
+                    f"input[{index}].seq",
+                    event.seq,
+                    f"expected seq {next_seq}",
+                    "number events 0, 1, 2, ...",
                 )
             next_seq += 1
             if event.at_ms is not None:
                 if event.at_ms < wall:
                     raise InvalidStream(
-                        f"input[{index}].at", event.at_ms,
-                        f"the wall clock cannot go back (it is at {wall})", "give a later arrival time",
+                        f"input[{index}].at",
+                        event.at_ms,
+                        f"the wall clock cannot go back (it is at {wall})",
+                        "give a later arrival time",
                     )
                 wall = event.at_ms
         yield item

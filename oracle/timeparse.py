@@ -98,8 +98,7 @@ def _aware_ms(moment: datetime) -> int:
     if offset is None:
         raise NotATime("the timestamp has no time zone (add Z or an offset such as +02:00)")
     local_us = (moment.toordinal() - _EPOCH_ORDINAL) * 86_400_000_000 + (
-        (moment.hour * 3600 + moment.minute * 60 + moment.second) * 1_000_000
-        + moment.microsecond
+        (moment.hour * 3600 + moment.minute * 60 + moment.second) * 1_000_000 + moment.microsecond
     )
     offset_us = (offset.days * 86_400 + offset.seconds) * 1_000_000 + offset.microseconds
     return (local_us - offset_us) // 1000
