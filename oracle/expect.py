@@ -139,9 +139,8 @@ def window_ref(raw: Any, where: str, time_unit: str) -> WindowRef:
         isinstance(raw, Mapping)
         and raw
         and set(raw) <= {"start_ms", "end_ms", "start_offset", "end_offset"}
-    ):
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in raw.values()):
-            return WindowRef(**raw)
+    ) and all(isinstance(v, int) and not isinstance(v, bool) for v in raw.values()):
+        return WindowRef(**raw)
     raise InvalidScenario(
         where, raw, "not a window", "write [start, end] or {start_offset: 0, end_offset: 3}"
     )
