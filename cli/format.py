@@ -24,7 +24,8 @@ def window_text(output: Emission | Drop) -> str:
         refs = output.windows
         if not refs:
             return "-"
-        return " ".join(_window(r.to_json()) for r in refs)
+        more = f" +{len(refs) - 1} more" if len(refs) > 1 else ""
+        return _window(refs[0].to_json()) + more
     return _window(output.window.to_json())
 
 

@@ -33,10 +33,13 @@ class Column:
 
     def add(self, value: Any) -> None:
         f = self.function
-        if f == "count":
+        if f == "count_events":
             self.count += 1
             return
         if value is None:
+            return
+        if f == "count":
+            self.count += 1
             return
         if f in ("sum", "avg"):
             if _is_number(value):
@@ -69,7 +72,7 @@ class Column:
 
     def result(self, start_ms: int | None, end_ms: int | None) -> Any:
         f = self.function
-        if f == "count":
+        if f in ("count", "count_events"):
             return self.count
         if f == "avg":
             return None if self.count == 0 else self.state / self.count
@@ -118,7 +121,7 @@ class Aggregator:
         key = tuple(hashable(v) for v in by_values)
         entry = state.get(key)
         if entry is None:
-            entry = state[key] = (by_values, [Column(a.function) for a in self.aggregations])
+            entry = state[key] = (by_values, [_column(a) for a in self.aggregations])
         for column, get in zip(entry[1], self._getters, strict=True):
             column.add(None if get is None else get(payload))
 
@@ -139,3 +142,10 @@ class Aggregator:
                 row[a.name] = column.result(start_ms, end_ms)
             rows.append(row)
         return rows
+
+
+def _column(aggregation: Aggregation) -> Column:
+    """``count()`` without a field counts events; with a field, its non-null values."""
+    if aggregation.function == "count" and aggregation.field is None:
+        return Column("count_events")
+    return Column(aggregation.function)

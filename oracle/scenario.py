@@ -8,6 +8,7 @@ value and saying how to fix it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ def load_scenario(path: str | Path) -> Scenario:
             "FILE", str(path), f"cannot be read ({exc.strerror})", "check the path"
         ) from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
@@ -80,6 +81,26 @@ def load_scenario(path: str | Path) -> Scenario:
             "fix the syntax",
         ) from None
     return parse_scenario(data, default_name=path.stem)
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML with 1.2 booleans: only true/false are booleans, so ``on:`` stays a key."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.copy().items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text with 1.2 booleans (``on``, ``yes``, ``off`` stay strings)."""
+    return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
 
 
 def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:

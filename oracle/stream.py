@@ -143,3 +143,12 @@ def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
         yield item
     if not ended:
         yield End()
+
+
+def numbered(payloads: Iterable[Mapping[str, Any]], at_ms: Iterable[int | None] | None = None) -> tuple[Event, ...]:
+    """Events numbered 0, 1, 2, ... from payloads, with optional arrival wall times."""
+    arrivals = list(at_ms) if at_ms is not None else None
+    return tuple(
+        Event(seq, dict(payload), None if arrivals is None else arrivals[seq])
+        for seq, payload in enumerate(payloads)
+    )
