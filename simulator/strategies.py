@@ -1,0 +1,401 @@
+"""Hypothesis strategies for window specs, streams and scenarios.
+
+Every strategy is a plural noun with keyword-only options. Each shrinks towards the
+simplest case: few, large windows; short, in-order, single-key streams on one wall
+instant; no nulls, batches or advances. Faker data (key names) is drawn *through*
+Hypothesis from a pool that Faker fills once with a fixed seed, so Hypothesis's seed
+and shrinking still decide everything.
+
+``scenarios()`` yields :class:`windtunnel.oracle.scenario.Scenario` values;
+``scenario_dicts()`` yields the raw mapping :func:`parse_scenario` accepts (the file
+format), for tests that write files or tweak a field first.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from faker import Faker
+from hypothesis import strategies as st
+from windtunnel.oracle.errors import InvalidSpec
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.scenario import WINDOW_KINDS, Scenario, parse_scenario, parse_window
+from windtunnel.oracle.spec import WindowSpec
+from windtunnel.oracle.stream import Advance, Batch, Event, Item
+
+_POOL_SIZE = 64
+FAKER_PROVIDERS = ("user_name", "ipv4_private", "hostname", "first_name", "city")
+"""Faker providers :func:`faker_values` can draw from."""
+
+
+@functools.cache
+def _pool(provider: str) -> tuple[str, ...]:
+    fake = Faker()
+    fake.seed_instance(0)
+    make: Callable[[], Any] = getattr(fake, provider)
+    values: list[str] = []
+    seen: set[str] = set()
+    while len(values) < _POOL_SIZE:
+        value = str(make())
+        if value not in seen:
+            seen.add(value)
+            values.append(value)
+    return tuple(values)
+
+
+def faker_values(provider: str = "user_name") -> st.SearchStrategy[str]:
+    """A Faker value (``user_name``, ``ipv4_private``, ...) from a fixed, seeded pool.
+
+    Shrinks towards the pool's first value. Raises InvalidSpec for an unknown provider.
+    """
+    if provider not in FAKER_PROVIDERS:
+        raise InvalidSpec(
+            "provider", provider, "not a supported Faker provider", f"use one of {FAKER_PROVIDERS}"
+        )
+    return st.sampled_from(_pool(provider))
+
+
+def _size(min_ms: int, max_ms: int) -> st.SearchStrategy[int]:
+    """A duration that shrinks towards ``max_ms`` (fewer, larger windows)."""
+    return st.integers(0, max_ms - min_ms).map(lambda k: max_ms - k)
+
+
+def _check_range(name: str, low: int, high: int) -> None:
+    if isinstance(low, bool) or isinstance(high, bool) or not 0 < low <= high:
+        raise InvalidSpec(name, (low, high), "needs 0 < min <= max", "give positive bounds")
+
+
+def window_blocks(
+    *,
+    kinds: Sequence[str] = ("fixed",),
+    min_size_ms: int = 1,
+    max_size_ms: int = 60_000,
+    hopping: bool = True,
+    max_tolerance_ms: int = 10_000,
+    idle_timeouts: bool = False,
+    max_idle_timeout_ms: int = 60_000,
+    max_count: int = 10,
+    on: str = "ts",
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Scenario ``window`` blocks (durations as integer ms) of the given kinds.
+
+    Kinds: ``fixed`` always; ``session``, ``count``, ``trailing`` when the oracle has
+    registered them. Shrinks towards the first kind, the largest size, no hop, zero
+    tolerance and no idle timeout. Raises InvalidSpec for an unknown kind or bad bounds.
+    """
+    _check_range("max_size_ms", min_size_ms, max_size_ms)
+    if not kinds:
+        raise InvalidSpec("kinds", kinds, "must name at least one kind", 'give kinds=("fixed",)')
+    for kind in kinds:
+        if kind not in WINDOW_KINDS or kind not in _KIND_BUILDERS:
+            known = [k for k in _KIND_BUILDERS if k in WINDOW_KINDS]
+            raise InvalidSpec("kinds", kind, "not an available window kind", f"use one of {known}")
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        kind = draw(st.sampled_from(list(kinds)))
+        block: dict[str, Any] = {"kind": kind}
+        if kind != "count":
+            block["on"] = on
+        block.update(
+            _KIND_BUILDERS[kind](
+                draw, min_size_ms, max_size_ms, hopping, max_tolerance_ms, max_count
+            )
+        )
+        if idle_timeouts and kind == "fixed":
+            idle = draw(st.none() | st.integers(1, max_idle_timeout_ms))
+            if idle is not None:
+                block["idle_timeout"] = idle
+        return block
+
+    return build()
+
+
+def _fixed_block(
+    draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
+) -> dict[str, Any]:
+    size = draw(_size(lo, hi))
+    block: dict[str, Any] = {"size": size}
+    if hopping:
+        every = draw(st.none() | _size(1, size))
+        if every is not None and every != size:
+            block["every"] = every
+    tolerance = draw(st.integers(0, max_tol))
+    if tolerance:
+        block["tolerance"] = tolerance
+    return block
+
+
+def _session_block(
+    draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
+) -> dict[str, Any]:
+    return {"gap": draw(_size(lo, hi))}
+
+
+def _count_block(
+    draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
+) -> dict[str, Any]:
+    count = draw(_size(1, max_count))
+    block: dict[str, Any] = {"count": count}
+    if hopping:
+        every = draw(st.none() | _size(1, count))
+        if every is not None and every != count:
+            block["every"] = every
+    return block
+
+
+def _trailing_block(
+    draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
+) -> dict[str, Any]:
+    return {"size": draw(_size(lo, hi))}
+
+
+_KIND_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "fixed": _fixed_block,
+    "session": _session_block,
+    "count": _count_block,
+    "trailing": _trailing_block,
+}
+
+
+def window_specs(
+    *,
+    kinds: Sequence[str] = ("fixed",),
+    min_size_ms: int = 1,
+    max_size_ms: int = 60_000,
+    hopping: bool = True,
+    max_tolerance_ms: int = 10_000,
+    idle_timeouts: bool = False,
+    max_count: int = 10,
+    on: str = "ts",
+    rules: Rules | None = None,
+) -> st.SearchStrategy[WindowSpec]:
+    """Oracle window specs (``FixedWindows``, and other kinds the oracle registers).
+
+    Built from :func:`window_blocks` through the scenario parser, so they are exactly
+    what a scenario file with that block gives. Shrinks like :func:`window_blocks`.
+    """
+    parse_rules = rules or Rules()
+    return window_blocks(
+        kinds=kinds,
+        min_size_ms=min_size_ms,
+        max_size_ms=max_size_ms,
+        hopping=hopping,
+        max_tolerance_ms=max_tolerance_ms,
+        idle_timeouts=idle_timeouts,
+        max_count=max_count,
+        on=on,
+    ).map(lambda block: parse_window(block, "ms", parse_rules))
+
+
+def streams(
+    *,
+    min_events: int = 0,
+    max_events: int = 20,
+    keys: int | Sequence[str] = 3,
+    key_field: str = "key",
+    time_field: str = "ts",
+    start_ms: int = 0,
+    max_step_ms: int = 10_000,
+    max_disorder_ms: int = 0,
+    allow_null_times: bool = False,
+    with_batches: bool = False,
+    with_advances: bool = False,
+) -> st.SearchStrategy[tuple[Item, ...]]:
+    """Tuples of oracle stream items: ``Event`` seq 0, 1, ... with ``at_ms`` non-decreasing
+    from ``start_ms``, optionally grouped in ``Batch`` items, with ``Advance`` items between.
+
+    Payloads are ``{time_field: ms or None, key_field: key, "value": int}``. Event times
+    move forward by up to ``max_step_ms`` and are pulled back by up to ``max_disorder_ms``
+    (out of order). ``keys`` is a number of Faker-named keys or the key values themselves.
+    Shrinks towards few events, in order, all on the first key, arriving at ``start_ms``,
+    no nulls, one batch, no advances. No End item (the oracle implies it).
+    """
+    if isinstance(max_events, bool) or not 0 <= min_events <= max_events:
+        raise InvalidSpec(
+            "max_events", max_events, "needs 0 <= min_events <= max_events", "raise max_events"
+        )
+    if max_step_ms < 0 or max_disorder_ms < 0:
+        raise InvalidSpec(
+            "max_step_ms", (max_step_ms, max_disorder_ms), "must not be negative", "give 0 or more"
+        )
+    if isinstance(keys, int):
+        if keys < 1:
+            raise InvalidSpec("keys", keys, "needs at least one key", "give keys=1 or more")
+        key_values: st.SearchStrategy[list[str]] = st.lists(
+            faker_values("user_name"), min_size=keys, max_size=keys, unique=True
+        )
+    else:
+        if not keys:
+            raise InvalidSpec("keys", keys, "needs at least one key", "give keys=['a']")
+        key_values = st.just(list(keys))
+    key_count = keys if isinstance(keys, int) else len(keys)
+
+    one_event = st.tuples(
+        st.integers(0, max_step_ms),  # event-time step
+        st.integers(0, max_disorder_ms),  # pulled back by
+        st.integers(0, key_count - 1),  # key index
+        st.booleans() if allow_null_times else st.just(False),  # null time
+        st.integers(0, max_step_ms),  # arrival step
+        st.booleans() if with_batches else st.just(False),  # starts a new batch
+        st.integers(0, max_step_ms) if with_advances else st.just(0),  # idle before it
+        st.integers(0, 9),  # value
+    )
+
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[Item, ...]:
+        names = draw(key_values)
+        drawn = draw(st.lists(one_event, min_size=min_events, max_size=max_events))
+        items: list[Item] = []
+        batch: list[Event] = []
+        base = start_ms
+        wall = start_ms
+        for seq, (step, back, key, null, arrive, new_batch, idle, value) in enumerate(drawn):
+            if idle:  # an idle period ends any open batch
+                if batch:
+                    items.append(Batch(tuple(batch)))
+                    batch = []
+                wall += idle
+                items.append(Advance(wall))
+            base += step
+            wall += arrive
+            payload = {time_field: None if null else base - back, key_field: names[key]}
+            payload["value"] = value
+            if with_batches and new_batch and batch:
+                items.append(Batch(tuple(batch)))
+                batch = []
+            event = Event(seq, payload, wall)
+            if with_batches:
+                batch.append(event)
+            else:
+                items.append(event)
+        if batch:
+            items.append(Batch(tuple(batch)))
+        return tuple(items)
+
+    return build()
+
+
+def _item_json(item: Item) -> dict[str, Any]:
+    if isinstance(item, Event):
+        return {"event": dict(item.payload), "at": item.at_ms}
+    if isinstance(item, Advance):
+        return {"at": item.to_ms}
+    if isinstance(item, Batch):
+        return {"batch": [{"event": dict(e.payload), "at": e.at_ms} for e in item.events]}
+    return {"end": True}
+
+
+def scenario_dicts(
+    *,
+    kinds: Sequence[str] = ("fixed",),
+    profiles: Sequence[str] = ("tenzir",),
+    max_size_ms: int = 60_000,
+    max_tolerance_ms: int = 10_000,
+    idle_timeouts: bool = False,
+    grouped: bool | None = None,
+    aggregates: bool | None = None,
+    max_events: int = 20,
+    keys: int | Sequence[str] = 3,
+    max_step_ms: int = 10_000,
+    max_disorder_ms: int = 0,
+    allow_null_times: bool = False,
+    with_batches: bool = False,
+    with_advances: bool = False,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Scenario files as decoded YAML/JSON mappings (``time_unit: ms``, integer times).
+
+    ``grouped``/``aggregates`` None lets Hypothesis choose. Shrinks towards the first
+    profile, :func:`window_blocks`' and :func:`streams`' simplest values, ungrouped,
+    with a ``count()`` aggregate.
+    """
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        profile = draw(st.sampled_from(list(profiles)))
+        block = draw(
+            window_blocks(
+                kinds=kinds,
+                max_size_ms=max_size_ms,
+                max_tolerance_ms=max_tolerance_ms,
+                idle_timeouts=idle_timeouts,
+            )
+        )
+        items = draw(
+            streams(
+                max_events=max_events,
+                keys=keys,
+                max_step_ms=max_step_ms,
+                max_disorder_ms=max_disorder_ms,
+                allow_null_times=allow_null_times,
+                with_batches=with_batches,
+                with_advances=with_advances,
+            )
+        )
+        data: dict[str, Any] = {
+            "name": "generated",
+            "profile": profile,
+            "time_unit": "ms",
+            "window": block,
+        }
+        if draw(st.booleans()) if grouped is None else grouped:
+            data["group_by"] = ["key"]
+        passthrough = draw(st.booleans()) if aggregates is None else not aggregates
+        if not passthrough:
+            data["aggregate"] = {"n": "count()", "total": "sum(value)"}
+        data["input"] = [_item_json(item) for item in items]
+        return data
+
+    return build()
+
+
+def scenarios(
+    *,
+    kinds: Sequence[str] = ("fixed",),
+    profiles: Sequence[str] = ("tenzir",),
+    max_size_ms: int = 60_000,
+    max_tolerance_ms: int = 10_000,
+    idle_timeouts: bool = False,
+    grouped: bool | None = None,
+    aggregates: bool | None = None,
+    max_events: int = 20,
+    keys: int | Sequence[str] = 3,
+    max_step_ms: int = 10_000,
+    max_disorder_ms: int = 0,
+    allow_null_times: bool = False,
+    with_batches: bool = False,
+    with_advances: bool = False,
+) -> st.SearchStrategy[Scenario]:
+    """Parsed :class:`Scenario` values: :func:`scenario_dicts` through ``parse_scenario``.
+
+    Shrinks like :func:`scenario_dicts`.
+    """
+    return scenario_dicts(
+        kinds=kinds,
+        profiles=profiles,
+        max_size_ms=max_size_ms,
+        max_tolerance_ms=max_tolerance_ms,
+        idle_timeouts=idle_timeouts,
+        grouped=grouped,
+        aggregates=aggregates,
+        max_events=max_events,
+        keys=keys,
+        max_step_ms=max_step_ms,
+        max_disorder_ms=max_disorder_ms,
+        allow_null_times=allow_null_times,
+        with_batches=with_batches,
+        with_advances=with_advances,
+    ).map(parse_scenario)
+
+
+__all__ = [
+    "FAKER_PROVIDERS",
+    "faker_values",
+    "scenario_dicts",
+    "scenarios",
+    "streams",
+    "window_blocks",
+    "window_specs",
+]
