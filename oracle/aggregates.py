@@ -104,6 +104,8 @@ class Aggregator:
             for a in self.aggregations
         )
         self._count_only = count_only and not self.by
+        self.count_only = self._count_only
+        """True when a window's state is ``[n]`` (only counts and window bounds are asked for)."""
         self._getters: list[Getter | None] = [
             getter(a.field) if a.field else None for a in self.aggregations
         ]

@@ -142,24 +142,31 @@ class Driver:
                 try:
                     t_ms = timestamp_ms(raw, ctx.time_unit_ms)
                 except NotATime as exc:
-                    out.append(
-                        Drop(event.seq, "not_a_time", (), f"{self.query.window.on}={raw!r}: {exc}")
-                    )
+                    out.append(unusable_time_drop(event.seq, self.query.window.on, raw, exc))
                     self.operator.on_unusable(group, event, ctx, out)
                     return
         if t_ms is None:
-            out.append(
-                Drop(event.seq, "null_time", (), f"{self.query.window.on} is null or missing")
-            )
+            out.append(unusable_time_drop(event.seq, self.query.window.on, None, None))
             self.operator.on_unusable(group, event, ctx, out)
             return
         self.operator.on_event(group, event, t_ms, ctx, out)
 
     def _group(self, payload: Mapping[str, Any]) -> Group:
         values = tuple(g(payload) for g in self._key_getters)
-        key = tuple(hashable(v) for v in values)
         groups = self.ctx.groups
-        group = groups.get(key)
+        try:
+            group = groups.get(values)
+            key: tuple[Any, ...] = values
+        except TypeError:  # a list or mapping among the key values
+            key = tuple(hashable(v) for v in values)
+            group = groups.get(key)
         if group is None:
             group = groups[key] = Group(len(groups), group_value(values))
         return group
+
+
+def unusable_time_drop(seq: int, on: str, raw: Any, error: NotATime | None) -> Drop:
+    """The drop for an event whose ``on`` value is null (``error`` None) or not a timestamp."""
+    if error is None:
+        return Drop(seq, "null_time", (), f"{on} is null or missing")
+    return Drop(seq, "not_a_time", (), f"{on}={raw!r}: {error}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from windtunnel.oracle import fixed_fast
 from windtunnel.oracle.driver import Context, Driver, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.fixed import FixedOperator
@@ -33,6 +34,8 @@ def stream_outputs(
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
     malformed stream (wall clock going back, seq out of order, items after End).
     """
+    if fixed_fast.eligible(query, rules, profile):
+        return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),

@@ -78,11 +78,7 @@ class FixedOperator(Operator):
         )
         self._stream_clock = Clock() if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
-        self._close_offset = {
-            "reaches": self.tolerance_ms,
-            "passes": self.tolerance_ms + 1,
-            "max_timestamp": self.tolerance_ms - 1,
-        }[ctx.rules.close_at]
+        self._close_offset = close_offset_ms(ctx.rules.close_at, self.tolerance_ms)
         self._idle: list[tuple[int, int, int, int, Window]] = []
         self._tiebreak = count()
 
@@ -167,20 +163,9 @@ class FixedOperator(Operator):
         )
 
     def _late_drop(self, event: Event, t_ms: int, missed: list[int], key: KeyState) -> Drop:
-        refs = tuple(WindowRef(s, s + self.size_ms) for s in missed)
-        first = missed[0]
-        how = (
-            "idle_timeout force-closed it"
-            if first in key.idle_closed
-            else f"it closed when the clock reached {first + self.size_ms + self._close_offset}"
-        )
-        span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
-        return Drop(
-            event.seq,
-            "late",
-            refs,
-            f"event time {t_ms} is late for {span} (first [{first}, {first + self.size_ms})): "
-            f"{how}; the clock is at {key.clock.now_ms}",
+        return late_drop(
+            event.seq, t_ms, missed, self.size_ms, self._close_offset, key.clock.now_ms,
+            idle_closed=missed[0] in key.idle_closed,
         )
 
     # --- rule: closing ("once the clock reaches its end plus tolerance")
@@ -258,3 +243,34 @@ class FixedOperator(Operator):
             remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
         for window in remaining:
             self._close(window, "end_of_input", ctx, out, partial=True)
+
+
+def late_drop(
+    seq: int,
+    t_ms: int,
+    missed: list[int],
+    size_ms: int,
+    close_offset_ms: int,
+    clock_ms: int | None,
+    *,
+    idle_closed: bool = False,
+) -> Drop:
+    """The ``late`` drop of an event at ``t_ms`` whose target windows (starts ``missed``) closed."""
+    refs = tuple(WindowRef(s, s + size_ms) for s in missed)
+    first = missed[0]
+    how = (
+        "idle_timeout force-closed it"
+        if idle_closed
+        else f"it closed when the clock reached {first + size_ms + close_offset_ms}"
+    )
+    span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
+    return Drop(
+        seq, "late", refs,
+        f"event time {t_ms} is late for {span} (first [{first}, {first + size_ms})): "
+        f"{how}; the clock is at {clock_ms}",
+    )
+
+
+def close_offset_ms(close_at: str, tolerance_ms: int) -> int:
+    """A window ``[s, e)`` closes when the clock >= ``e`` + this offset (rule ``close_at``)."""
+    return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[close_at]
