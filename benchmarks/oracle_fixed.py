@@ -94,8 +94,9 @@ def main() -> None:
     print(f"{args.events:,} events, 1000 keys, 5% out of order, best of {args.repeat}")
     for label, size_ms, every_ms in (("tumbling 1min", MINUTE_MS, MINUTE_MS), ("hopping 1min/6s (x10)", MINUTE_MS, MINUTE_MS // 10)):
         tolerance_ms = 10_000
-        base_rate, base_result = rate(lambda: baseline(events, size_ms, every_ms, tolerance_ms), args.events, args.repeat)
-        oracle_rate, oracle_result = rate(lambda: oracle(events, size_ms, every_ms, tolerance_ms), args.events, args.repeat)
+        shape = (size_ms, every_ms, tolerance_ms)
+        base_rate, base_result = rate(lambda shape=shape: baseline(events, *shape), args.events, args.repeat)
+        oracle_rate, oracle_result = rate(lambda shape=shape: oracle(events, *shape), args.events, args.repeat)
         assert oracle_result == base_result, "oracle and baseline disagree"
         print(
             f"{label:24s} oracle {oracle_rate / 1e6:5.2f}M ev/s   baseline {base_rate / 1e6:5.2f}M ev/s   "

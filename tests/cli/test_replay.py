@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from windtunnel.cli.main import cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -53,7 +52,7 @@ def test_jsonl_output_follows_the_contract(tmp_path: Path) -> None:
 def test_table_output(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["replay", write(tmp_path, SCENARIO.replace("EXPECTED", "1"))])
     assert result.exit_code == 0
-    header, rule, first, *_ = result.stdout.splitlines()
+    header, _, first, *_ = result.stdout.splitlines()
     assert header.split()[:4] == ["type", "window", "group", "reason"]
     assert first.split()[:4] == ["emit", "[0,10000)", "null", "close"]
 

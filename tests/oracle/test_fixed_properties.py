@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from windtunnel.oracle import Aggregation, Batch, FixedWindows, Query, Rules, run
 from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for
@@ -24,7 +24,10 @@ disordered = streams(max_events=25, keys=2, max_step_ms=6, max_disorder_ms=25, a
 fixed = window_specs(kinds=("fixed",), max_size_ms=20, max_tolerance_ms=6)
 
 
-def reference(query: Query, items: tuple[Item, ...], rules: Rules = Rules()) -> list[Output]:
+DEFAULT_RULES = Rules()
+
+
+def reference(query: Query, items: tuple[Item, ...], rules: Rules = DEFAULT_RULES) -> list[Output]:
     """The reference operator, bypassing the fast path."""
     driver = Driver(query, lambda q, ctx: operator_for(q, ctx), rules)
     return list(driver.run(items))
@@ -44,7 +47,7 @@ def test_result_does_not_depend_on_batching(window: FixedWindows, items: tuple[I
     query = Query(window, group_by=("key",), aggregate=COUNT)
     events = flat(items)
     bounds = sorted({0, len(events), *(c for c in cuts if c <= len(events))})
-    batched = tuple(Batch(tuple(events[a:b])) for a, b in zip(bounds, bounds[1:], strict=False))
+    batched = tuple(Batch(tuple(events[a:b])) for a, b in pairwise(bounds))
     assert run(query, tuple(events)).outputs == run(query, batched).outputs
 
 
