@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,13 +30,26 @@ def window_text(output: Emission | Drop) -> str:
     return _window(output.window.to_json())
 
 
+def time_text(ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC when they look like a calendar date (after 1973),
+    else the plain number (small scenario times read better as numbers)."""
+    if abs(ms) < 10**11:
+        return str(ms)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if ms % 1000:
+        text += f".{ms % 1000:03d}"
+    return text + "Z"
+
+
 def _window(ref: dict[str, int]) -> str:
+    times = ""
+    if "start_ms" in ref:
+        times = f"[{time_text(ref['start_ms'])},{time_text(ref['end_ms'])})"
     if "start_offset" in ref:
-        text = f"#[{ref['start_offset']},{ref['end_offset']})"
-        if "start_ms" in ref:
-            text += f" [{ref['start_ms']},{ref['end_ms']})"
-        return text
-    return f"[{ref['start_ms']},{ref['end_ms']})"
+        offsets = f"#[{ref['start_offset']},{ref['end_offset']})"
+        return f"{offsets} {times}".strip()
+    return times
 
 
 def table(outputs: Sequence[Output]) -> str:
