@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from windtunnel.oracle import Advance, Batch, End, Event, InvalidInput, load_scenario, parse_scenario, replay
+from windtunnel.oracle import (
+    Advance,
+    Batch,
+    End,
+    Event,
+    InvalidInput,
+    load_scenario,
+    parse_scenario,
+    replay,
+)
 
 BASE: dict[str, Any] = {"window": {"size": "10s"}, "input": [{"ts": 0}]}
 
