@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import click
+
+from windtunnel.cli.explain import explain_command
 from windtunnel.cli.replay import replay_command
 
 
@@ -14,6 +16,7 @@ def cli(debug: bool) -> None:
 
 
 cli.add_command(replay_command)
+cli.add_command(explain_command)
 
 
 def main() -> None:
