@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
 from windtunnel.oracle.errors import WindtunnelError
 
 F = TypeVar("F", bound=Callable[..., Any])

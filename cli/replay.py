@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.format import jsonl, table
 from windtunnel.oracle.engine import replay

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from windtunnel.oracle.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.profiles import Profile, profile_named

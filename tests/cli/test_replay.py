@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from windtunnel.cli.main import cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from windtunnel.oracle import Aggregation, Batch, FixedWindows, Query, Rules, run
 from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for

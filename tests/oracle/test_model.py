@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+
 from windtunnel.oracle import (
     Advance,
     Aggregation,
