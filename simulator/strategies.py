@@ -19,6 +19,7 @@ from typing import Any
 
 from faker import Faker
 from hypothesis import strategies as st
+
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import WINDOW_KINDS, Scenario, parse_scenario, parse_window
