@@ -1,0 +1,196 @@
+"""``apply_window``: the default profile's window semantics on a Spark DataFrame, exact per event.
+
+Works on streaming DataFrames (``transformWithStateInPandas``, state per hash bucket of
+the group key) and on batch DataFrames (``applyInPandas``, the input is bounded and
+ends after its last row). Output schema: :data:`windtunnel.spark_impl.schema.OUTPUT_DDL`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from windtunnel.oracle.engine import DEFAULT_RULES
+from windtunnel.oracle.errors import InvalidSpec
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.spec import Query
+from windtunnel.spark_impl.processor import BucketStep, WindowProcessor, run_batch
+from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
+
+CONTROL_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
+
+
+def check_rules(rules: Rules, profile: str = "tenzir") -> None:
+    """Raise InvalidSpec unless ``rules`` are per-event rules of the default profile."""
+    if profile != "tenzir":
+        raise InvalidSpec(
+            "profile",
+            profile,
+            "the exact Spark operator implements the default profile tenzir",
+            "use profile: tenzir (or the stock mapping for profile spark)",
+        )
+    if rules.clock_moves != "event":
+        raise InvalidSpec(
+            "rules.clock_moves",
+            rules.clock_moves,
+            "the exact Spark operator moves clocks per event",
+            "remove the override or use --engine oracle",
+        )
+
+
+def bucket_count(query: Query, rules: Rules, buckets: int) -> int:
+    """Buckets actually used: one when the clock is stream-wide (ungrouped or clock_scope=stream)."""
+    if not query.group_by or rules.clock_scope == "stream":
+        return 1
+    return buckets
+
+
+def prepare(
+    df: DataFrame,
+    query: Query,
+    *,
+    buckets: int,
+    seq: str = "seq",
+    arrival_ms: str | None = "arrival_ms",
+    kind: str | None = None,
+    after_seq: str | None = None,
+    payload: str | None = None,
+) -> DataFrame:
+    """The operator's input rows (schema.INPUT_COLUMNS) from a user DataFrame.
+
+    ``payload`` names a JSON-text column holding the event; otherwise every column
+    except the named stream columns becomes the payload (``to_json``: nulls omitted,
+    timestamps as ISO-8601 text with zone). A ``bucket`` column, when present, is used
+    for events; otherwise the bucket hashes the typed group_by columns. Control rows
+    (``kind`` ``clock``/``end``) are copied to every bucket.
+    """
+    stream_cols = {c for c in (seq, arrival_ms, kind, after_seq, payload, "bucket") if c}
+    payload_cols = [c for c in df.columns if c not in stream_cols]
+    kind_col: Column = F.coalesce(F.col(kind), F.lit(EVENT)) if kind else F.lit(EVENT)
+    if payload:
+        payload_col = F.col(payload)
+    elif payload_cols:
+        payload_col = F.to_json(F.struct(*[F.col(c) for c in payload_cols]))
+    else:
+        payload_col = F.lit("{}")
+    if "bucket" in df.columns:
+        event_bucket: Column = F.col("bucket")
+    elif buckets == 1:
+        event_bucket = F.lit(0)
+    else:
+        keys = [_key_column(p, payload, payload_cols) for p in query.group_by]
+        event_bucket = F.pmod(F.xxhash64(*keys), F.lit(buckets))
+    spread = F.when(kind_col == F.lit(EVENT), F.array(event_bucket.cast("int"))).otherwise(
+        F.sequence(F.lit(0), F.lit(buckets - 1))
+    )
+    prepared = df.select(
+        F.explode(spread).alias("bucket"),
+        kind_col.alias("kind"),
+        F.col(seq).cast("long").alias("seq"),
+        (F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")).alias(
+            "arrival_ms"
+        ),
+        (F.col(after_seq).cast("long") if after_seq else F.lit(None).cast("long")).alias(
+            "after_seq"
+        ),
+        F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
+    )
+    return prepared.select(*INPUT_COLUMNS)
+
+
+def _key_column(path: str, payload: str | None, payload_cols: Sequence[str]) -> Column:
+    if payload:
+        return F.get_json_object(F.col(payload), "$." + path)
+    head, *rest = path.split(".")
+    if head not in payload_cols:
+        raise InvalidSpec("group_by", path, "not a column of the input", f"use one of {payload_cols}")
+    column = F.col(head)
+    for part in rest:
+        column = column.getField(part)
+    return column
+
+
+def apply_window(
+    df: DataFrame,
+    query: Query,
+    *,
+    rules: Rules = DEFAULT_RULES,
+    time_unit_ms: int = 1,
+    start_wall_ms: int = 0,
+    buckets: int | None = None,
+    seq: str = "seq",
+    arrival_ms: str | None = "arrival_ms",
+    kind: str | None = None,
+    after_seq: str | None = None,
+    payload: str | None = None,
+    system_tick_ms: int | None = None,
+) -> DataFrame:
+    """Emissions and drops of ``query`` over ``df`` (schema.OUTPUT_DDL), exact per event.
+
+    ``seq`` gives stream order (the operator sorts by it and never relies on row order
+    inside a micro-batch; a streaming source must deliver seqs in increasing order from
+    one micro-batch to the next); ``arrival_ms`` is the wall clock at arrival (virtual
+    clock; None: the wall clock moves only with control rows). ``kind`` names an optional
+    column marking control rows ``clock`` (the wall clock moves to ``arrival_ms``; with
+    ``after_seq``, the seq of the last event before it) and ``end`` (end of input: open
+    windows flush once). ``buckets`` (default: twice ``spark.sql.shuffle.partitions``)
+    must stay fixed for the life of a checkpoint. ``system_tick_ms`` switches a streaming
+    query to the system clock: processing-time timers every tick move the wall clock.
+
+    Raises InvalidSpec for non-default-profile rules or an unknown group_by column.
+    """
+    check_rules(rules)
+    spark = df.sparkSession
+    if buckets is None:
+        buckets = 2 * int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+    used = bucket_count(query, rules, buckets)
+    step = BucketStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    rows = prepare(
+        df,
+        query,
+        buckets=used,
+        seq=seq,
+        arrival_ms=arrival_ms,
+        kind=kind,
+        after_seq=after_seq,
+        payload=payload,
+    )
+    if df.isStreaming:
+        return rows.groupBy("bucket").transformWithStateInPandas(
+            statefulProcessor=WindowProcessor(step, system_tick_ms),
+            outputStructType=OUTPUT_DDL,
+            outputMode="Append",
+            timeMode="ProcessingTime" if system_tick_ms is not None else "None",
+        )
+    rows = rows.unionByName(_end_rows(rows, used))
+    return rows.groupBy("bucket").applyInPandas(
+        lambda frame: _concat(run_batch(step, iter([frame]))), OUTPUT_DDL
+    )
+
+
+def _concat(frames: Any) -> Any:
+    import pandas as pd
+
+    from windtunnel.spark_impl.processor import records_frame
+
+    parts = list(frames)
+    return pd.concat(parts, ignore_index=True) if parts else records_frame([])
+
+
+def _end_rows(rows: DataFrame, buckets: int) -> DataFrame:
+    """One ``end`` row per bucket after the last event of a bounded (batch) input."""
+    stats = rows.agg(F.max("seq").alias("last"), F.max("arrival_ms").alias("wall"))
+    return stats.select(
+        F.explode(F.sequence(F.lit(0), F.lit(buckets - 1))).alias("bucket"),
+        F.lit(END).alias("kind"),
+        F.lit(None).cast("long").alias("seq"),
+        F.col("wall").alias("arrival_ms"),
+        F.col("last").alias("after_seq"),
+        F.lit(None).cast("string").alias("payload"),
+    )
+
+
+__all__ = ["CLOCK", "END", "EVENT", "apply_window", "check_rules", "prepare"]

@@ -1,0 +1,275 @@
+"""The exact window operator's per-bucket step, and the Spark stateful processor around it.
+
+Each bucket (a hash bucket of the group key) keeps one oracle :class:`Driver` for all
+of its keys. With per-key clocks (the default profile) the keys of a bucket do not
+influence each other, so the oracle run on the bucket's sub-stream gives exactly those
+keys' outputs; what is stream-global (the wall clock, ``after_seq`` of wall-driven
+emissions) arrives as control rows copied to every bucket. Every semantic rule is the
+oracle's own code: this module only orders rows, feeds them, and stores the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pandas as pd
+from pyspark import cloudpickle
+
+from windtunnel.oracle.driver import Driver, Group
+from windtunnel.oracle.engine import operator_for
+from windtunnel.oracle.fields import hashable
+from windtunnel.oracle.results import Emission, Output
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.spec import Query
+from windtunnel.oracle.stream import Advance, End, Event
+from windtunnel.spark_impl.schema import (
+    CLOCK,
+    END,
+    EVENT,
+    OUTPUT_COLUMNS,
+    control_step,
+    event_step,
+    output_record,
+)
+
+_KIND_RANK = {EVENT: 0, CLOCK: 0, END: 1}
+
+
+class BucketDriver(Driver):
+    """The oracle's driver for one bucket's sub-stream.
+
+    Only change: a group's index (used to order ties) is the seq of its first event
+    instead of the first-seen count inside the bucket, so it orders like the oracle's
+    stream-wide first-seen index across buckets.
+    """
+
+    _seq = 0
+    ended = False
+
+    def _event(self, event: Event, out: list[Output]) -> None:
+        self._seq = event.seq
+        super()._event(event, out)
+
+    def _group(self, payload: Any) -> Group:
+        known = len(self.ctx.groups)
+        group = super()._group(payload)
+        if len(self.ctx.groups) > known:
+            group.index = self._seq
+        return group
+
+    def first_seq_of(self, group_value: Any) -> int | None:
+        """First seq of the group whose output value is ``group_value``."""
+        if not self.query.group_by:
+            key: tuple[Any, ...] = ()
+        elif len(self.query.group_by) == 1:
+            key = (hashable(group_value),)
+        else:
+            key = tuple(hashable(v) for v in group_value)
+        group = self.ctx.groups.get(key)
+        return None if group is None else group.index
+
+
+class BucketStep:
+    """Feeds one bucket's rows of one micro-batch (any order) to its driver.
+
+    ``rows`` are pandas frames with the input columns; they are sorted by stream
+    position, so the operator never relies on row order inside a micro-batch.
+    """
+
+    def __init__(
+        self,
+        query: Query,
+        rules: Rules,
+        *,
+        time_unit_ms: int = 1,
+        start_wall_ms: int = 0,
+        profile: str = "tenzir",
+    ) -> None:
+        self.query = query
+        self.rules = rules
+        self.time_unit_ms = time_unit_ms
+        self.start_wall_ms = start_wall_ms
+        self.profile = profile
+
+    def new_driver(self) -> BucketDriver:
+        profile = self.profile
+        return BucketDriver(
+            self.query,
+            lambda q, ctx: operator_for(q, ctx, profile),
+            self.rules,
+            time_unit_ms=self.time_unit_ms,
+            start_wall_ms=self.start_wall_ms,
+        )
+
+    def run(self, driver: BucketDriver, frames: Iterable[pd.DataFrame]) -> list[dict[str, Any]]:
+        """Feed the rows in stream order; the output records (see schema.OUTPUT_COLUMNS)."""
+        frame = pd.concat(list(frames), ignore_index=True)
+        if frame.empty:
+            return []
+        kinds = frame["kind"].to_numpy()
+        seqs = frame["seq"].to_numpy()
+        after = frame["after_seq"].to_numpy()
+        arrivals = frame["arrival_ms"].to_numpy()
+        payloads = frame["payload"].to_numpy()
+        steps = [
+            event_step(int(s)) if k == EVENT else control_step(None if pd.isna(a) else int(a))
+            for k, s, a in zip(kinds, seqs, after, strict=True)
+        ]
+        order = sorted(
+            range(len(steps)),
+            key=lambda i: (steps[i], _KIND_RANK[kinds[i]], _int(arrivals[i])),
+        )
+        records: list[dict[str, Any]] = []
+        out: list[Output] = []
+        ctx = driver.ctx
+        for i in order:
+            kind = kinds[i]
+            if driver.ended:
+                continue  # nothing follows the end of input (a duplicate end row)
+            arrival = _int(arrivals[i])
+            if kind == EVENT:
+                payload = json.loads(payloads[i]) if isinstance(payloads[i], str) else {}
+                driver.feed(Event(int(seqs[i]), payload, arrival), out)
+            else:
+                ctx.after_seq = None if pd.isna(after[i]) else int(after[i])
+                if arrival is not None:
+                    driver.feed(Advance(arrival), out)
+                if kind == END:
+                    driver.feed(End(), out)
+                    driver.ended = True
+            if out:
+                step = steps[i]
+                for index, output in enumerate(out):
+                    first = (
+                        driver.first_seq_of(output.group) if isinstance(output, Emission) else None
+                    )
+                    records.append(output_record(output, step, first, index))
+                out.clear()
+        return records
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def dump_driver(driver: BucketDriver) -> bytes:
+    """The driver's whole state as bytes (cloudpickle: getters are closures)."""
+    return cloudpickle.dumps(driver, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_driver(data: bytes) -> BucketDriver:
+    driver = pickle.loads(data)
+    assert isinstance(driver, BucketDriver)
+    return driver
+
+
+def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Output records as a pandas frame with nullable integer columns."""
+    frame = pd.DataFrame.from_records(records, columns=list(OUTPUT_COLUMNS))
+    for name in (
+        "start_ms",
+        "end_ms",
+        "start_offset",
+        "end_offset",
+        "after_seq",
+        "wall_ms",
+        "seq",
+        "step",
+        "group_first_seq",
+        "emit_index",
+    ):
+        frame[name] = frame[name].astype("Int64")
+    frame["partial"] = frame["partial"].astype("boolean")
+    return frame
+
+
+def run_batch(step: BucketStep, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """A whole bounded input of one bucket (batch DataFrames): feed, then end."""
+    driver = step.new_driver()
+    records = step.run(driver, frames)
+    if not driver.ended:
+        out: list[Output] = []
+        driver.feed(End(), out)
+        last = driver.ctx.after_seq
+        for index, output in enumerate(out):
+            first = driver.first_seq_of(output.group) if isinstance(output, Emission) else None
+            records.append(output_record(output, control_step(last), first, index))
+    if records:
+        yield records_frame(records)
+
+
+def _state_schema() -> Any:
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    return StructType([StructField("driver", BinaryType(), True)])
+
+
+try:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+except ImportError:  # pragma: no cover - pyspark without the state API
+    StatefulProcessor = object  # type: ignore[misc,assignment]
+
+
+class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
+    """``transformWithStateInPandas`` processor: one pickled driver per bucket in a ValueState.
+
+    ``system_tick_ms`` set: processing-time mode; the wall clock is the system clock and a
+    timer every ``system_tick_ms`` lets idle windows of buckets without input close.
+    """
+
+    def __init__(self, step: BucketStep, system_tick_ms: int | None = None) -> None:
+        self.step = step
+        self.system_tick_ms = system_tick_ms
+
+    def init(self, handle: Any) -> None:
+        self.handle = handle
+        self.state = handle.getValueState("driver", _state_schema())
+
+    def _driver(self) -> BucketDriver:
+        if self.state.exists():
+            return load_driver(self.state.get()[0])
+        return self.step.new_driver()
+
+    def _save(self, driver: BucketDriver) -> None:
+        self.state.update((dump_driver(driver),))
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+        driver = self._driver()
+        records = self.step.run(driver, rows)
+        if self.system_tick_ms is not None:
+            records += self._tick(driver, timerValues)
+        self._save(driver)
+        if records:
+            yield records_frame(records)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        driver = self._driver()
+        records = self._tick(driver, timerValues)
+        self._save(driver)
+        if records:
+            yield records_frame(records)
+
+    def _tick(self, driver: BucketDriver, timer_values: Any) -> list[dict[str, Any]]:
+        """System clock: move the wall clock to now and keep one timer a tick ahead."""
+        assert self.system_tick_ms is not None
+        now_ms = int(timer_values.getCurrentProcessingTimeInMs())
+        out: list[Output] = []
+        if not driver.ended:
+            driver.feed(Advance(now_ms), out)
+        for timer in list(self.handle.listTimers()):
+            self.handle.deleteTimer(timer)
+        if not driver.ended:
+            self.handle.registerTimer(now_ms + self.system_tick_ms)
+        step = control_step(driver.ctx.after_seq)
+        return [
+            output_record(
+                o, step, driver.first_seq_of(o.group) if isinstance(o, Emission) else None, i
+            )
+            for i, o in enumerate(out)
+        ]
+
+    def close(self) -> None:
+        pass

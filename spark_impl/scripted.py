@@ -1,0 +1,77 @@
+"""A Python streaming data source whose micro-batch i is exactly scripted batch i.
+
+Its offset is a batch index advancing by one per ``latestOffset`` call, so a query
+run with ``trigger(availableNow=True)`` (or waited on with ``processAllAvailable``)
+sees the scripted micro-batches one by one, whatever the trigger timing.
+Rows travel inside the source's options (JSON), so this is for replay-sized inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+from windtunnel.spark_impl.schema import INPUT_DDL
+
+NAME = "windtunnel_scripted"
+
+
+class _Part(InputPartition):  # type: ignore[misc]
+    def __init__(self, rows: list[list[Any]]) -> None:
+        super().__init__(len(rows))
+        self.rows = rows
+
+
+class ScriptedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Offsets ``{"batch": i}``: the stream has ``len(batches)`` micro-batches."""
+
+    def __init__(self, batches: list[list[list[Any]]]) -> None:
+        self.batches = batches
+
+    def initialOffset(self) -> dict[str, int]:
+        return {"batch": 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        pass
+
+    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+        return {"batch": min(start["batch"] + 1, len(self.batches))}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        rows = [row for batch in self.batches[start["batch"] : end["batch"]] for row in batch]
+        return [_Part(rows)]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        for row in partition.rows:
+            yield tuple(row)
+
+    def commit(self, end: dict[str, int]) -> None:
+        pass
+
+
+class ScriptedSource(DataSource):  # type: ignore[misc]
+    """``spark.readStream.format("windtunnel_scripted").option("batches", json)``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        return INPUT_DDL
+
+    def streamReader(self, schema: Any) -> ScriptedReader:
+        return ScriptedReader(json.loads(self.options["batches"]))
+
+
+def scripted_stream(spark: Any, batches: Sequence[Sequence[Sequence[Any]]]) -> Any:
+    """A streaming DataFrame (schema.INPUT_DDL) delivering ``batches`` as micro-batches."""
+    spark.dataSource.register(ScriptedSource)
+    return (
+        spark.readStream.format(NAME)
+        .option("batches", json.dumps([[list(r) for r in b] for b in batches]))
+        .load()
+    )
