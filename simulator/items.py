@@ -7,23 +7,34 @@ virtual wall clock); records of one batch form a ``Batch``; ``heartbeat_ms`` add
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from windtunnel.oracle.stream import Advance, Batch, End, Event, Item
-from windtunnel.simulator.payloads import payload_dicts
+from windtunnel.simulator.payloads import Table, Workload, payload_dicts
 from windtunnel.simulator.simulation import Simulation
 
+Piece = tuple[int, int, Any]
+"""One record: (seq, arrival ms, payload)."""
+Layout = tuple[str, Any]
+"""("event", Piece), ("batch", list[Piece]) or ("advance", to_ms)."""
 
-def stream_items(simulation: Simulation) -> Iterator[Item]:
-    """The simulation's records as oracle stream items, ending with ``End``."""
+
+def layout(
+    simulation: Simulation, render: Callable[[Workload, Table], list[Any]] = payload_dicts
+) -> Iterator[Layout]:
+    """The simulation's records grouped as they arrive: lone events, batches, advances.
+
+    ``render`` turns a chunk into payloads (dicts by default, or JSON texts).
+    """
     knobs = simulation.knobs
     heartbeat = knobs.heartbeat_ms
     batching = knobs.batch_size is not None or knobs.batch_interval_ms is not None
     wall = knobs.start_ms
-    batch: list[Event] = []
+    batch: list[Piece] = []
     batch_id = -1
     for table in simulation.chunks():
-        payloads = payload_dicts(simulation.workload, table)
+        payloads = render(simulation.workload, table)
         for seq, at, in_batch, payload in zip(
             table["seq"].tolist(),
             table["arrival"].tolist(),
@@ -33,21 +44,31 @@ def stream_items(simulation: Simulation) -> Iterator[Item]:
         ):
             if heartbeat is not None and at - wall > heartbeat:
                 if batch:
-                    yield Batch(tuple(batch))
+                    yield ("batch", batch)
                     batch = []
                 while at - wall > heartbeat:
                     wall += heartbeat
-                    yield Advance(wall)
+                    yield ("advance", wall)
             wall = at
-            event = Event(seq, payload, at)
             if not batching:
-                yield event
+                yield ("event", (seq, at, payload))
                 continue
             if in_batch != batch_id and batch:
-                yield Batch(tuple(batch))
+                yield ("batch", batch)
                 batch = []
             batch_id = in_batch
-            batch.append(event)
+            batch.append((seq, at, payload))
     if batch:
-        yield Batch(tuple(batch))
+        yield ("batch", batch)
+
+
+def stream_items(simulation: Simulation) -> Iterator[Item]:
+    """The simulation's records as oracle stream items, ending with ``End``."""
+    for kind, value in layout(simulation):
+        if kind == "event":
+            yield Event(*value)
+        elif kind == "batch":
+            yield Batch(tuple(Event(*piece) for piece in value))
+        else:
+            yield Advance(value)
     yield End()
