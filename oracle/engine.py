@@ -9,6 +9,7 @@ from windtunnel.oracle import fixed_fast
 from windtunnel.oracle.driver import Context, Driver, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.fixed import FixedOperator
+from windtunnel.oracle.profiles import PROFILES, check_supported
 from windtunnel.oracle.results import Output, Result
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import FixedWindows, Query
@@ -92,8 +93,12 @@ register_operator(FixedWindows)(FixedOperator)
 def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operator:
     """The operator implementing ``query.window``'s kind under ``profile``.
 
-    Raises InvalidSpec when no operator implements that kind for the profile.
+    Raises InvalidSpec when no operator implements that kind for the profile, or the
+    profile cannot express the kind or one of its options (:func:`check_supported`).
     """
+    known = PROFILES.get(profile)
+    if known is not None:
+        check_supported(known, query)
     spec_type = type(query.window)
     factory = _OPERATORS.get((spec_type, profile)) or _OPERATORS.get((spec_type, None))
     if factory is None:

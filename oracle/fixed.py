@@ -12,7 +12,9 @@ from typing import Any
 
 from windtunnel.oracle.aggregates import Aggregator
 from windtunnel.oracle.driver import Context, Group, Operator
+from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import FixedWindows, Query
 from windtunnel.oracle.stream import Event
 
@@ -37,15 +39,21 @@ class Window:
 class Clock:
     """An event-time clock (per key or per stream) and the windows it will close.
 
-    ``now_ms`` is the largest event time seen so far (None before the first); it
-    never moves back. ``pending`` is a heap of (close point, start, group index,
-    tiebreak, window).
+    ``now_ms`` is the clock that closes windows: the largest event time seen so far
+    (None before the first, or ``start_ms`` under rule ``clock_floor``); it never moves
+    back. ``late_ms`` is the clock the late test uses: equal to ``now_ms`` under
+    ``clock_moves: event``, one batch behind under ``batch`` and the clock before the
+    current batch under ``batch_inclusive``. ``seen_ms`` is the largest event time
+    consumed, including the current batch. ``pending`` is a heap of (close point,
+    start, group index, tiebreak, window).
     """
 
-    __slots__ = ("now_ms", "pending")
+    __slots__ = ("late_ms", "now_ms", "pending", "seen_ms")
 
-    def __init__(self) -> None:
-        self.now_ms: int | None = None
+    def __init__(self, start_ms: int | None = None) -> None:
+        self.now_ms: int | None = start_ms
+        self.late_ms: int | None = start_ms
+        self.seen_ms: int | None = start_ms
         self.pending: list[tuple[int, int, int, int, Window]] = []
 
 
@@ -76,9 +84,16 @@ class FixedOperator(Operator):
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
-        self._stream_clock = Clock() if ctx.rules.clock_scope == "stream" else None
+        unsupported_rules(ctx.rules, "fixed", late_test=("record",), empty_windows=("emit",))
+        # rule clock_floor: Spark's watermark (clock - tolerance) starts at 0
+        self._clock_start = self.tolerance_ms if ctx.rules.clock_floor == "epoch" else None
+        self._stream_clock = Clock(self._clock_start) if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
         self._close_offset = close_offset_ms(ctx.rules.close_at, self.tolerance_ms)
+        # rule clock_moves: clocks whose batch-end update is pending, in first-touched order
+        self._per_event = ctx.rules.clock_moves == "event"
+        self._dirty: dict[Clock, None] = {}
+        self._from_zero = ctx.rules.alignment == "epoch_from_zero"
         self._idle: list[tuple[int, int, int, int, Window]] = []
         self._tiebreak = count()
 
@@ -86,7 +101,7 @@ class FixedOperator(Operator):
     def _state(self, group: Group) -> KeyState:
         state = group.state
         if state is None:
-            state = group.state = KeyState(self._stream_clock or Clock())
+            state = group.state = KeyState(self._stream_clock or Clock(self._clock_start))
         return state  # type: ignore[no-any-return]
 
     def on_event(
@@ -96,11 +111,26 @@ class FixedOperator(Operator):
         clock = key.clock
         size = self.size_ms
         close_offset = self._close_offset
-        now = clock.now_ms
+        now = clock.late_ms
         # rule: late events, per target window ("delivered to whichever of its target windows are open")
         delivered = 0
         missed: list[int] = []
-        for start in self.spec.starts_containing(t_ms):
+        starts = self.spec.starts_containing(t_ms)
+        if self._from_zero:  # rule alignment: epoch_from_zero (the article's sliding code)
+            first = starts.start + max(0, -(starts.start // starts.step)) * starts.step
+            starts = range(first, starts.stop, starts.step)
+            if not starts:
+                out.append(
+                    Drop(
+                        event.seq,
+                        "no_window",
+                        (),
+                        f"event time {t_ms} is before 0, where windows start "
+                        "(rule alignment: epoch_from_zero)",
+                    )
+                )
+                return
+        for start in starts:
             if now is not None and start + size + close_offset <= now:
                 missed.append(start)
                 continue
@@ -120,9 +150,34 @@ class FixedOperator(Operator):
         if delivered == 0:
             out.append(self._late_drop(event, t_ms, missed, key))
         # rule: the clock is the largest timestamp seen so far
+        if not self._per_event:  # rule clock_moves: batch, batch_inclusive
+            if clock.seen_ms is None or t_ms > clock.seen_ms:
+                clock.seen_ms = t_ms
+                self._dirty[clock] = None
+            return
         if now is None or t_ms > now:
-            clock.now_ms = t_ms
-            self._close_due(clock, ctx, out)
+            clock.now_ms = clock.late_ms = clock.seen_ms = t_ms
+            self._close(self._due([clock]), "close", ctx, out)
+
+    def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        """Rule clock_moves: batch clocks move (and close windows) only here."""
+        if self._per_event or not self._dirty:
+            return
+        clocks = list(self._dirty)
+        if self.rules.clock_moves == "batch":
+            # Spark: close with the clock of the previous batches, then move both clocks on
+            due = self._due(clocks)
+            for clock in clocks:
+                clock.late_ms = clock.now_ms
+                clock.now_ms = clock.seen_ms
+                if clock.late_ms == clock.now_ms:
+                    del self._dirty[clock]
+        else:
+            for clock in clocks:
+                clock.now_ms = clock.late_ms = clock.seen_ms
+            self._dirty.clear()
+            due = self._due(clocks)
+        self._close(due, "close", ctx, out)
 
     def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
         if self.rules.idle_timer_reset == "any_event":
@@ -169,23 +224,31 @@ class FixedOperator(Operator):
         )
 
     # --- rule: closing ("once the clock reaches its end plus tolerance")
-    def _close_due(self, clock: Clock, ctx: Context, out: list[Output]) -> None:
-        pending = clock.pending
-        now = clock.now_ms
-        assert now is not None
+    def _due(self, clocks: list[Clock]) -> list[Window]:
+        """Pop the windows whose close point the clocks' ``now_ms`` reached, in close order."""
         due: list[Window] = []
-        while pending and pending[0][0] <= now:
-            window = heapq.heappop(pending)[4]
-            if window.closed:
-                window.group.state.idle_closed.discard(window.start_ms)
+        for clock in clocks:
+            pending = clock.pending
+            now = clock.now_ms
+            if now is None:
                 continue
-            due.append(window)
+            while pending and pending[0][0] <= now:
+                window = heapq.heappop(pending)[4]
+                if window.closed:
+                    window.group.state.idle_closed.discard(window.start_ms)
+                    continue
+                due.append(window)
         if self.rules.close_order == "opened":
             due.sort(key=lambda w: w.opened)
-        for window in due:
-            self._close(window, "close", ctx, out, partial=False)
+        elif len(clocks) > 1:
+            due.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index, w.opened))
+        return due
 
-    def _close(
+    def _close(self, due: list[Window], reason: str, ctx: Context, out: list[Output]) -> None:
+        for window in due:
+            self._close_one(window, reason, ctx, out, partial=False)
+
+    def _close_one(
         self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
     ) -> None:
         window.closed = True
@@ -228,10 +291,17 @@ class FixedOperator(Operator):
             due.sort(key=lambda w: w.opened)
         for window in due:
             window.group.state.idle_closed.add(window.start_ms)
-            self._close(window, "idle_timeout", ctx, out, partial=True)
+            self._close_one(window, "idle_timeout", ctx, out, partial=True)
 
     # --- rule: end of input ("When the input ends, all open windows are closed")
     def on_end(self, ctx: Context, out: list[Output]) -> None:
+        if self.rules.clock_moves == "batch":
+            # Spark runs one more (no-data) micro-batch with the watermark from all data seen
+            clocks = list(self._dirty)
+            for clock in clocks:
+                clock.now_ms = clock.seen_ms
+            self._dirty.clear()
+            self._close(self._due(clocks), "close", ctx, out)
         if self.rules.end_of_input == "discard":
             return
         remaining = [
@@ -242,7 +312,7 @@ class FixedOperator(Operator):
         else:
             remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
         for window in remaining:
-            self._close(window, "end_of_input", ctx, out, partial=True)
+            self._close_one(window, "end_of_input", ctx, out, partial=True)
 
 
 def late_drop(
@@ -274,3 +344,16 @@ def late_drop(
 def close_offset_ms(close_at: str, tolerance_ms: int) -> int:
     """A window ``[s, e)`` closes when the clock >= ``e`` + this offset (rule ``close_at``)."""
     return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[close_at]
+
+
+def unsupported_rules(rules: Rules, kind: str, **values: tuple[str, ...]) -> None:
+    """Raise InvalidSpec when a rule has one of the given values, which ``kind`` does not implement."""
+    for name, bad in values.items():
+        value = getattr(rules, name)
+        if value in bad:
+            raise InvalidSpec(
+                f"rules.{name}",
+                value,
+                f"not implemented for {kind} windows",
+                f"use {name}: {getattr(Rules(), name)} or another window kind",
+            )

@@ -1,25 +1,79 @@
-"""Profiles: named sets of semantic rules, each rule with the source it comes from."""
+"""Profiles: named sets of semantic rules, each rule with the source it comes from.
+
+A profile is data: a :class:`Rules` value, a source per rule, the window kinds it
+supports and the options it cannot express. Operators read only the rules, so a
+scenario can name a profile and override single rules. Profiles defined elsewhere
+(issue 4's engines) call :func:`register`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.rules import RULE_VALUES, Rules
 
 TENZIR_PAGE = "seeds/tenzir-window.md"
+ARTICLE = "seeds/windowing-article.md"
 ENGINES = "notes/engines.md"
+SPARK = "notes/spark.md"
 
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A named :class:`Rules` value; ``sources`` maps a rule name to where it comes from."""
+    """A named :class:`Rules` value.
+
+    ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
+    kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
+    window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
+    aggregate) or ``ungrouped_session`` to why the engine cannot express it.
+    """
 
     name: str
     summary: str
     rules: Rules
     sources: Mapping[str, str] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ()
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.sources) - set(RULE_VALUES)
+        if unknown:
+            raise InvalidSpec(
+                f"profile {self.name}.sources", sorted(unknown)[0], "not a rule", "fix the name"
+            )
+
+    def source(self, rule: str) -> str:
+        """Where ``rule``'s value in this profile comes from ("" if not recorded)."""
+        return self.sources.get(rule, "")
+
+
+def check_supported(profile: Profile, query: Any) -> None:
+    """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
+    window = query.window
+    kind = getattr(window, "kind", type(window).__name__)
+    if profile.kinds and kind not in profile.kinds:
+        raise InvalidSpec(
+            "window.kind",
+            kind,
+            f"not supported by profile {profile.name}",
+            f"use one of {', '.join(profile.kinds)} or another profile",
+        )
+    for option, why in profile.unsupported.items():
+        if option == "pass_through":
+            used = query.aggregate is None
+            where, value, fix = "aggregate", None, "add aggregate: {n: count()}"
+        elif option == "ungrouped_session":
+            used = kind == "session" and not query.group_by
+            where, value, fix = "group_by", [], "add group_by: [user]"
+        else:
+            value = getattr(window, f"{option}_ms", getattr(window, option, None))
+            used = value is not None and (option != "tolerance" or value != 0)
+            where, fix = f"window.{option}", f"remove {option} or use another profile"
+        if used:
+            raise InvalidSpec(where, value, f"not supported by profile {profile.name}: {why}", fix)
 
 
 TENZIR = Profile(
@@ -33,6 +87,8 @@ TENZIR = Profile(
         "clock_scope": f'{TENZIR_PAGE}: "Each key advances its own event-time clock"',
         "clock_moves": f'{TENZIR_PAGE}: "Events are processed in stream order, independent of how '
         'they are grouped into batches"',
+        "clock_floor": f'{TENZIR_PAGE}: "The current time is the largest timestamp observed so far" '
+        "(no clock before the first event)",
         "idle_closed_window": f'{TENZIR_PAGE}: "Late events—those for a window that has already '
         'closed—are dropped with a warning." (ambiguous; see docs/semantics.md)',
         "idle_timer_reset": f'{TENZIR_PAGE}: "without receiving a new event" (ambiguous)',
@@ -41,15 +97,135 @@ TENZIR = Profile(
         "end_of_input": f'{TENZIR_PAGE}: "When the input ends, all open windows are closed."',
         "alignment": f'{TENZIR_PAGE}: "Window boundaries are aligned to the Unix epoch."',
         "every_greater_than_size": f'{TENZIR_PAGE}: "`every` must not be greater than `size`."',
-        "session_gap": f"{ENGINES}: Tenzir: gap equality is inclusive",
-        "session_close_at": f"{ENGINES}: Tenzir: a session is finalized when the clock is strictly past "
-        "last + gap + tolerance",
-        "closed_session": f"{ENGINES}: Tenzir: late events for a closed window are dropped",
-        "trailing_ends": f"{ENGINES}: Tenzir: trailing windows cover the inclusive interval [t - size, t]",
+        "session_gap": f"{ENGINES}: Tenzir: \"gap equality is inclusive, i.e. two events exactly "
+        'gap apart are one session"',
+        "session_close_at": f'{ENGINES}: Tenzir: "a session is finalized when the clock is strictly '
+        'past last + gap + tolerance"',
+        "session_late": f"{TENZIR_PAGE}: \"an event is late when an earlier event already advanced "
+        'the clock to the close point of its window" (its window: its own session; ambiguous)',
+        "closed_session": f'{TENZIR_PAGE}: "Late events—those for a window that has already '
+        'closed—are dropped with a warning."',
+        "session_ends": f"{ENGINES}: Tenzir sessions are bounded by their events (the bounds are "
+        f"not stated; the article prints [first, last], {ARTICLE})",
+        "trailing_ends": f'{ENGINES}: Tenzir: "one window per event covering the inclusive '
+        'interval [t - size, t]"',
+    },
+    kinds=("fixed", "session", "count", "trailing"),
+)
+
+FLINK = Profile(
+    name="flink",
+    summary="Apache Flink event-time windows with a per-event watermark (max event time - "
+    "tolerance) shared by the stream; windows fire at end - 1 ms; sessions merge.",
+    rules=Rules(
+        close_at="max_timestamp",
+        late_test="window",
+        clock_scope="stream",
+        clock_moves="event",
+        session_gap="inclusive",
+        session_close_at="max_timestamp",
+        session_late="merged",
+        closed_session="new_session",
+        session_ends="gap",
+        every_greater_than_size="accept",
+    ),
+    sources={
+        "close_at": f'{ENGINES}: Flink: "A window fires when the watermark reaches end - 1 ms (its '
+        'max timestamp)."',
+        "late_test": f'{ENGINES}: Flink: "late sliding elements go to their still-open windows"',
+        "clock_scope": f"{ARTICLE}: \"the runtime cannot trigger 'all keys close their session at "
+        "19:30'\" concerns timers; the watermark itself is per stream (Flink: per parallel "
+        "instance, the minimum over inputs)",
+        "clock_moves": "a punctuated watermark per event (Flink's periodic watermarks move every "
+        "200 ms of processing time instead: use clock_moves: batch_inclusive with batches)",
+        "clock_floor": "no watermark before the first event (Long.MIN_VALUE)",
+        "idle_closed_window": "Flink has no idle_timeout on windows (kept default)",
+        "idle_timer_reset": "Flink has no idle_timeout on windows (kept default)",
+        "close_order": "window-time order (timers fire in timestamp order)",
+        "empty_windows": f"{ARTICLE}: windows exist only for events (\"the window assigner is a "
+        'pure function of event time")',
+        "end_of_input": "a bounded source ends with the maximum watermark, which fires every "
+        "window",
+        "alignment": f'{ARTICLE}: "w_start = (e.ts // size) * size" (epoch-aligned; Flink does '
+        "not clamp sliding windows at 0, unlike the article's code)",
+        "every_greater_than_size": "Flink's SlidingEventTimeWindows.of only requires size > 0 and "
+        "|offset| < slide (not in the seeds)",
+        "session_gap": f'{ARTICLE}: "if e.ts - sessions[idx][2] <= gap" and Flink\'s '
+        "TimeWindow.intersects (start <= other.end && end >= other.start)",
+        "session_close_at": f'{ENGINES}: Flink: "A window fires when the watermark reaches end - 1 '
+        'ms"; a session window is [first, last + gap)',
+        "session_late": f'{ENGINES}: Flink: "An element is late only if every window it belongs to '
+        'after session merging satisfies maxTimestamp + allowedLateness <= watermark"',
+        "closed_session": f'{ENGINES}: Flink: "An element overlapping a session that already fired '
+        'and was cleaned up starts a new session."',
+        "session_ends": f"{ARTICLE}: \"(user_id, session_start) -> (session_end, aggregate)\"; "
+        "Flink's TimeWindow(first, last + gap)",
+        "trailing_ends": "not applicable (Flink has no trailing windows)",
+    },
+    kinds=("fixed", "session"),
+    unsupported={
+        "idle_timeout": "Flink windows close only by the watermark",
+        "max_duration": "Flink's session windows have no cap",
+        "max_events": "Flink's session windows have no cap",
     },
 )
 
-PROFILES: dict[str, Profile] = {TENZIR.name: TENZIR}
+SPARK_PROFILE = Profile(
+    name="spark",
+    summary="Stock Spark Structured Streaming (withWatermark + window/session_window, append "
+    "mode): global per-micro-batch watermark from the previous batches, nothing at end of input.",
+    rules=Rules(
+        close_at="reaches",
+        late_test="window",
+        clock_scope="stream",
+        clock_moves="batch",
+        clock_floor="epoch",
+        end_of_input="discard",
+        session_gap="inclusive",
+        session_close_at="reaches",
+        session_late="own",
+        closed_session="new_session",
+        session_ends="gap",
+    ),
+    sources={
+        "close_at": f'{SPARK}: "Append mode emits (and update mode evicts) a window in batch N iff '
+        'window.end <= wm_N."',
+        "late_test": f'{SPARK}: "a row is dropped for a window iff window.end <= lateWm_N ... for '
+        'hopping windows the test is per window instance, so partial delivery happens."',
+        "clock_scope": f'{SPARK}: "global across all keys and partitions"',
+        "clock_moves": f'{SPARK}: "wm_N = max(wm_{{N-1}}, max_event_time(batches 0..N-1) - delay)'
+        '" and "lateWm_N is the previous batch\'s watermark"',
+        "clock_floor": f'{SPARK}: "starting at 0"',
+        "idle_closed_window": f'{SPARK}: "There is no idle timeout" (kept default)',
+        "idle_timer_reset": f'{SPARK}: "There is no idle timeout" (kept default)',
+        "close_order": f'{SPARK}: "Order inside a micro-batch does not matter" (window-time order '
+        "chosen for output)",
+        "empty_windows": "Spark aggregates only rows that exist: no empty windows",
+        "end_of_input": f'{SPARK}: "windows still open after that are never emitted (no flush at end '
+        'of input)"',
+        "alignment": "window() starts are multiples of the slide from the epoch",
+        "every_greater_than_size": "window() requires slideDuration <= windowDuration",
+        "session_gap": f'{SPARK}: "session gap equality is inclusive (events 35 and 40 with gap 5 '
+        'merge)"',
+        "session_close_at": f'{SPARK}: "Sessions use last_event + gap as their end."',
+        "session_late": f'{SPARK}: "Late drop compares the window end": a row\'s own session '
+        "window [t, t + gap) against the previous batch's watermark",
+        "closed_session": f'{ENGINES}: Spark: "a late row can merge backwards into an open session"; '
+        "an evicted session is gone from the state store, so a row touching it starts a new one",
+        "session_ends": f'{SPARK}: "Sessions use last_event + gap as their end."',
+        "trailing_ends": "not applicable (Spark has no trailing windows)",
+    },
+    kinds=("fixed", "session"),
+    unsupported={
+        "idle_timeout": f'{SPARK}: "There is no idle timeout"',
+        "max_duration": "session_window() has no cap",
+        "max_events": "session_window() has no cap",
+        "pass_through": "stock Spark windows only exist inside an aggregation",
+        "ungrouped_session": f'{SPARK}: "Global session windows without another key are rejected."',
+    },
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (TENZIR, FLINK, SPARK_PROFILE)}
 
 
 def register(profile: Profile) -> Profile:

@@ -2,7 +2,12 @@
 
 A :class:`Rules` value fixes every choice; a profile (see ``profiles.py``) is a
 named ``Rules`` with a source for each rule. Each rule's values, default reading
-and alternative are documented in docs/semantics.md.
+and alternative are documented in docs/semantics.md; :data:`RULE_DOCS` says in one
+line what each rule decides.
+
+Clock vocabulary used below: ``c`` is the event-time clock (the largest event time
+seen, per key or per stream), ``tolerance`` the window's tolerance (a watermark
+delay in Flink and Spark terms: watermark = c - tolerance).
 """
 
 from __future__ import annotations
@@ -13,36 +18,59 @@ from typing import Any, Final
 from windtunnel.oracle.errors import InvalidSpec
 
 RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
-    # when a fixed window closes, with c the clock and e = end + tolerance
     "close_at": ("reaches", "passes", "max_timestamp"),
-    # is a record late per target window (partial delivery) or against the watermark
     "late_test": ("window", "record"),
-    # one event-time clock per group_by key, or one for the whole stream
     "clock_scope": ("key", "stream"),
-    # the clock moves with each event, or per batch from the previous batches only
     "clock_moves": ("event", "batch", "batch_inclusive"),
-    # an event for a window idle_timeout already force-closed
+    "clock_floor": ("none", "epoch"),
     "idle_closed_window": ("late", "reopen"),
-    # which events reset a window's idle timer
     "idle_timer_reset": ("delivered", "any_event"),
-    # the order of windows closed by one step
     "close_order": ("window_time", "opened"),
-    # windows with no event in them between non-empty ones
     "empty_windows": ("skip", "emit"),
-    # what end of input does to open windows
     "end_of_input": ("flush", "discard"),
-    # where fixed windows start
-    "alignment": ("epoch",),
-    # a hop larger than the size
+    "alignment": ("epoch", "epoch_from_zero"),
     "every_greater_than_size": ("reject", "accept"),
-    # two session events exactly `gap` apart
     "session_gap": ("inclusive", "exclusive"),
-    # a session is final when the clock passes / reaches last + gap + tolerance
-    "session_close_at": ("passes", "reaches"),
-    # a late event that touches a session already emitted
+    "session_close_at": ("passes", "reaches", "max_timestamp"),
+    "session_late": ("own", "merged"),
     "closed_session": ("late", "new_session"),
-    # interval ends of a trailing window [t - size, t]
+    "session_ends": ("events", "gap"),
     "trailing_ends": ("closed", "left_open"),
+}
+
+RULE_DOCS: Final[dict[str, str]] = {
+    "close_at": "a fixed window [s, e) closes when c >= e + tolerance (reaches), c > e + tolerance "
+    "(passes), or c >= e - 1 ms + tolerance (max_timestamp, Flink's window.maxTimestamp())",
+    "late_test": "an event is late per target window, delivered to those still open (window), "
+    "or per record when its time is behind the watermark c - tolerance (record)",
+    "clock_scope": "one event-time clock per group_by key (key) or one for the whole stream (stream)",
+    "clock_moves": "the clock moves with each event (event); per batch, counting only the previous "
+    "batches, with the late test one batch behind (batch, Spark micro-batches); or per batch "
+    "including it, the late test against the clock before the batch (batch_inclusive)",
+    "clock_floor": "the clock starts unset (none) or at the epoch: watermark 0 before any event "
+    "(epoch, Spark)",
+    "idle_closed_window": "an event for a window idle_timeout force-closed is late (late) or opens "
+    "it again (reopen)",
+    "idle_timer_reset": "a window's idle timer restarts when an event is delivered to it "
+    "(delivered) or on any event of its key (any_event)",
+    "close_order": "windows closed by one step come out in window-time order (window_time) or in "
+    "the order they were opened (opened)",
+    "empty_windows": "windows without events are not emitted (skip) or emitted empty (emit)",
+    "end_of_input": "open windows are emitted at end of input (flush) or lost (discard)",
+    "alignment": "fixed windows start at multiples of the hop from the Unix epoch (epoch), "
+    "none before 0 (epoch_from_zero, the article's sliding code)",
+    "every_greater_than_size": "a hop larger than the size is an error (reject) or gives gapped "
+    "windows (accept)",
+    "session_gap": "two events exactly gap apart are one session (inclusive) or two (exclusive)",
+    "session_close_at": "a session is final when c > last + gap + tolerance (passes), "
+    "c >= last + gap + tolerance (reaches), or c >= last + gap - 1 ms + tolerance (max_timestamp)",
+    "session_late": "an event is late when its own one-event session would already be final (own), "
+    "or only when the session it forms after merging with open sessions would be (merged)",
+    "closed_session": "an event that would join a session already emitted is late (late) or "
+    "starts a new session (new_session)",
+    "session_ends": "a session reports [first, last] event times, both included (events), or "
+    "[first, last + gap), end excluded (gap)",
+    "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
 }
 
 
@@ -54,6 +82,7 @@ class Rules:
     late_test: str = "window"
     clock_scope: str = "key"
     clock_moves: str = "event"
+    clock_floor: str = "none"
     idle_closed_window: str = "late"
     idle_timer_reset: str = "delivered"
     close_order: str = "window_time"
@@ -63,7 +92,9 @@ class Rules:
     every_greater_than_size: str = "reject"
     session_gap: str = "inclusive"
     session_close_at: str = "passes"
+    session_late: str = "own"
     closed_session: str = "late"
+    session_ends: str = "events"
     trailing_ends: str = "closed"
 
     def __post_init__(self) -> None:
@@ -96,3 +127,19 @@ class Rules:
 
     def as_dict(self) -> dict[str, str]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def differing(self, other: Rules) -> list[str]:
+        """Names of the rules whose values differ between ``self`` and ``other``, in order."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+
+def close_point_offset_ms(comparison: str, tolerance_ms: int) -> int:
+    """An end ``e`` is final when the clock >= ``e`` + this offset.
+
+    ``comparison`` is a value of ``close_at`` or ``session_close_at``: ``reaches``
+    (offset = tolerance), ``passes`` (tolerance + 1: strictly past, integer ms),
+    ``max_timestamp`` (tolerance - 1: Flink fires at the window's ``end - 1 ms``).
+    """
+    return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[
+        comparison
+    ]
