@@ -1,0 +1,171 @@
+"""The ``kdb`` profile: its rules, its scenario window kinds and its operators.
+
+Scenario kinds (``window.kind``): ``kdb_tumbling``, ``kdb_sliding``, ``kdb_count``,
+``kdb_global``, ``kdb_timer``; the generic ``fixed`` kind runs as ``kdb_sliding`` with
+period = every, duration = size, lateness = tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel.oracle.engine import register_operator
+from windtunnel.oracle.errors import InvalidScenario
+from windtunnel.oracle.kdb import KdbTimeOperator, KdbTimeWindows
+from windtunnel.oracle.kdb_count import (
+    KdbCountOperator,
+    KdbCountWindows,
+    KdbGlobalOperator,
+    KdbGlobalWindows,
+    KdbTimerOperator,
+    KdbTimerWindows,
+    high_water_mark,
+    split_on_value,
+)
+from windtunnel.oracle.profiles import Profile, register
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.spec import FixedWindows
+
+KDB_PAGE = "seeds/kdb-insights-windows.md"
+
+KDB = register(
+    Profile(
+        name="kdb",
+        summary="kdb Insights Stream Processor windows: buffered windows triggered per published "
+        "batch, one clock per stream, empty windows emitted, partial windows on teardown.",
+        rules=Rules(
+            close_at="reaches",
+            clock_scope="stream",
+            clock_moves="batch",
+            empty_windows="emit",
+            end_of_input="flush",
+        ),
+        sources={
+            "close_at": f'{KDB_PAGE}: "windows are emitted when the most recent timestamp is '
+            "greater or equal to the current window's end time + allowed lateness\"",
+            "clock_scope": f"{KDB_PAGE}: one operator, one current window (\"the current "
+            'window\'s end time"); countTrigger counts are per key',
+            "clock_moves": f'{KDB_PAGE}: "If the same pattern comes in as a single batch however, '
+            'all records are included"',
+            "empty_windows": f'{KDB_PAGE}: "skipEmptyWindows: Only emit non-empty windows" '
+            "(default 0b)",
+            "end_of_input": f'{KDB_PAGE}: "Any partial windows will be emitted on teardown."',
+            "every_greater_than_size": f'{KDB_PAGE}: "Hopping windows are currently not '
+            'supported."',
+            "alignment": f'{KDB_PAGE}: "The first window starts at time + 60 seconds" (time is '
+            "midnight: windows start on multiples of the period)",
+        },
+        kinds=("fixed", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global", "kdb_timer"),
+    )
+)
+
+register_operator(KdbTimeWindows, profile="kdb")(KdbTimeOperator)
+register_operator(FixedWindows, profile="kdb")(KdbTimeOperator)
+register_operator(KdbCountWindows, profile="kdb")(KdbCountOperator)
+register_operator(KdbGlobalWindows, profile="kdb")(KdbGlobalOperator)
+register_operator(KdbTimerWindows, profile="kdb")(KdbTimerOperator)
+
+
+def _flag(block: Mapping[str, Any], key: str) -> bool:
+    value = block.get(key, False)
+    if not isinstance(value, bool):
+        raise InvalidScenario(f"window.{key}", value, "must be true or false", f"write {key}: true")
+    return value
+
+
+def _integer(block: Mapping[str, Any], key: str) -> int | None:
+    value = block.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidScenario(f"window.{key}", value, "must be a whole number", f"write {key}: 10")
+    return value
+
+
+def _required(value: int | None, key: str, example: str) -> int:
+    if value is None:
+        raise InvalidScenario(f"window.{key}", None, "is required", f"add {key}: {example}")
+    return value
+
+
+_TIME_OPTIONS = ("period", "on", "lateness", "passthrough", "sort", "count_trigger",
+                 "skip_empty_windows")
+
+
+def _time_windows(block: Mapping[str, Any], time_unit: str, sliding: bool) -> KdbTimeWindows:
+    return KdbTimeWindows(
+        period_ms=_required(duration(block, "period", time_unit), "period", "10s"),
+        duration_ms=_required(duration(block, "duration", time_unit), "duration", "10s")
+        if sliding
+        else None,
+        on=block.get("on", "time"),
+        lateness_ms=duration(block, "lateness", time_unit, 0) or 0,
+        passthrough=_flag(block, "passthrough"),
+        sort=_flag(block, "sort"),
+        count_trigger=_integer(block, "count_trigger"),
+        skip_empty_windows=_flag(block, "skip_empty_windows"),
+    )
+
+
+@window_kind("kdb_tumbling", _TIME_OPTIONS)
+def _kdb_tumbling(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbTimeWindows:
+    return _time_windows(block, time_unit, sliding=False)
+
+
+@window_kind("kdb_sliding", (*_TIME_OPTIONS, "duration"))
+def _kdb_sliding(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbTimeWindows:
+    return _time_windows(block, time_unit, sliding=True)
+
+
+@window_kind("kdb_count", ("size", "frequency"))
+def _kdb_count(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbCountWindows:
+    return KdbCountWindows(
+        size=_required(_integer(block, "size"), "size", "10"),
+        frequency=_integer(block, "frequency"),
+    )
+
+
+TRIGGERS = ("split_on", "high_water_mark")
+"""Built-in triggers of ``kdb_global`` in scenario files (the page's two examples)."""
+
+
+@window_kind("kdb_global", ("trigger", "state"))
+def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGlobalWindows:
+    trigger = block.get("trigger")
+    fix = "write trigger: {split_on: {field: status, equals: new}} or {high_water_mark: val}"
+    if not isinstance(trigger, Mapping) or len(trigger) != 1:
+        raise InvalidScenario("window.trigger", trigger, "must name one built-in trigger", fix)
+    (name, argument), = trigger.items()
+    if name == "split_on":
+        if not isinstance(argument, Mapping) or set(argument) != {"field", "equals"} or not (
+            isinstance(argument["field"], str)
+        ):
+            raise InvalidScenario("window.trigger.split_on", argument, "needs field and equals",
+                                  "write {field: status, equals: new}")
+        return KdbGlobalWindows(
+            split_on_value(argument["field"], argument["equals"]),
+            state=block.get("state"),
+            name=f"split_on {argument['field']} = {argument['equals']!r}",
+        )
+    if name == "high_water_mark":
+        if not isinstance(argument, str) or not argument:
+            raise InvalidScenario("window.trigger.high_water_mark", argument,
+                                  "must name a numeric field", "write high_water_mark: val")
+        state = block.get("state", 0)
+        if isinstance(state, bool) or not isinstance(state, int | float):
+            raise InvalidScenario("window.state", state, "must be a number (the initial mark)",
+                                  "write state: 15")
+        return KdbGlobalWindows(
+            high_water_mark(argument), state=state, name=f"high_water_mark {argument}"
+        )
+    raise InvalidScenario("window.trigger", name, "unknown built-in trigger",
+                          f"use one of {', '.join(TRIGGERS)}")
+
+
+@window_kind("kdb_timer", ("period", "count_trigger", "skip_empty_windows"))
+def _kdb_timer(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbTimerWindows:
+    return KdbTimerWindows(
+        period_ms=_required(duration(block, "period", time_unit), "period", "5s"),
+        count_trigger=_integer(block, "count_trigger"),
+        skip_empty_windows=_flag(block, "skip_empty_windows"),
+    )
