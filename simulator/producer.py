@@ -86,9 +86,9 @@ class ProduceReport:
 
 def _ensure_topic(config: dict[str, str], topic: str, partitions: int, timeout_s: float) -> None:
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient(config)
+    admin = AdminClient(dict[str, str | int | float | bool](config))
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException:

@@ -13,7 +13,7 @@ import numpy as np
 
 from windtunnel.oracle.errors import InvalidInput
 from windtunnel.simulator.auth import Auth
-from windtunnel.simulator.knobs import Knobs, LateSpec
+from windtunnel.simulator.knobs import Knobs, LateSpec, knobs_from_options
 from windtunnel.simulator.payloads import (
     Pool,
     Rendered,
@@ -24,6 +24,7 @@ from windtunnel.simulator.payloads import (
     ints,
     key_pool,
 )
+from windtunnel.simulator.simulation import Simulation
 
 
 class Bare(Workload):
@@ -152,3 +153,18 @@ def workload_named(name: str, knobs: Knobs) -> Workload:
             "WORKLOAD", name, "unknown workload", f"use one of {', '.join(WORKLOADS)}"
         ) from None
     return kind(knobs)
+
+
+def simulate(workload: str, **options: Any) -> Simulation:
+    """A simulation of ``workload`` with the workload's default knobs overridden by
+    ``options`` (knob names as in :class:`Knobs`, or text as on the command line).
+
+    Raises InvalidInput for an unknown workload, knob or value.
+    """
+    if workload not in WORKLOADS:
+        raise InvalidInput(
+            "WORKLOAD", workload, "unknown workload", f"use one of {', '.join(WORKLOADS)}"
+        )
+    kind = WORKLOADS[workload]
+    knobs = knobs_from_options({**kind.defaults, **options})
+    return Simulation(kind(knobs))

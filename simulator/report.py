@@ -1,0 +1,71 @@
+"""A generated stream's summary: counts, ground truth, idle periods, partitions, attacks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from windtunnel.simulator.simulation import Simulation
+
+
+def summary_json(simulation: Simulation) -> dict[str, Any]:
+    """Everything :func:`summary_lines` shows, plus the idle periods and attacks in full."""
+    s = simulation.summary
+    spec = simulation.late_spec
+    return {
+        "workload": simulation.workload.name,
+        "seed": simulation.knobs.seed,
+        "events": s.events,
+        "truth": dict(s.truth),
+        "late": s.late,
+        "late_fraction": s.late / s.events if s.events else 0.0,
+        "dropped_by_design": s.dropped_by_design,
+        "tags": dict(s.tags),
+        "late_window": {
+            "size_ms": spec.size_ms,
+            "every_ms": spec.every_ms,
+            "tolerance_ms": spec.tolerance_ms,
+            "clock_scope": spec.clock_scope,
+        },
+        "partitions": {str(p): n for p, n in sorted(s.partitions.items())},
+        "batches": s.batches,
+        "first_arrival_ms": s.first_arrival_ms,
+        "last_arrival_ms": s.last_arrival_ms,
+        "idle_periods": [p.to_json() for p in simulation.idle_periods()],
+        "attacks": [a.to_json() for a in simulation.workload.attacks()],
+    }
+
+
+def summary_lines(simulation: Simulation) -> list[str]:
+    """A short human-readable summary of the records generated so far."""
+    s = simulation.summary
+    spec = simulation.late_spec
+    share = f"{100 * s.late / s.events:.2f}%" if s.events else "0%"
+    window = f"size {spec.size_ms} ms" + (f", every {spec.every_ms} ms" if spec.every_ms else "")
+    window += f", tolerance {spec.tolerance_ms} ms, clock per {spec.clock_scope}"
+    idle = simulation.idle_periods()
+    scopes = Counter(p.scope for p in idle)
+    lines = [
+        f"events: {s.events}",
+        f"late: {s.late} ({share}; {s.tags['late']} placed on purpose) for fixed windows "
+        f"({window})",
+        f"dropped by design (default profile): {s.dropped_by_design} "
+        f"(late {s.truth['late']}, null_time {s.truth['null_time']}, "
+        f"not_a_time {s.truth['not_a_time']})",
+        f"duplicates: {s.tags['duplicate']}, outliers: {s.tags['outlier']}, "
+        f"bridges: {s.tags['bridge']}",
+        f"idle periods: {len(idle)}"
+        + (f" ({', '.join(f'{k} {v}' for k, v in sorted(scopes.items()))})" if idle else ""),
+        "partitions: " + ", ".join(f"{p}: {n}" for p, n in sorted(s.partitions.items())),
+    ]
+    if s.batches:
+        lines.append(f"batches: {s.batches}")
+    attacks = simulation.workload.attacks()
+    if attacks:
+        kinds = Counter(a.kind for a in attacks)
+        lines.append(
+            f"attacks: {len(attacks)} ("
+            + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+            + ")"
+        )
+    return lines
