@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from windtunnel.cli.explain import explain_command
+from windtunnel.cli.generate import generate_command
 from windtunnel.cli.profiles import profiles_command
 from windtunnel.cli.replay import replay_command
 
@@ -19,6 +20,7 @@ def cli(debug: bool) -> None:
 cli.add_command(replay_command)
 cli.add_command(explain_command)
 cli.add_command(profiles_command)
+cli.add_command(generate_command)
 
 
 def main() -> None:
