@@ -113,10 +113,12 @@ class _Frontier:
     """The trigger state shared by the keys on one clock (rule ``clock_scope``).
 
     ``next_start_ms``: start of the earliest window not yet triggered (records before it are
-    late); set by the first record. ``max_ms``: largest timestamp seen in finished batches.
+    late); set by the earliest record of the first batch. ``max_ms``: largest timestamp seen in finished batches.
     """
 
-    __slots__ = ("batch_max_ms", "buffers", "last_emit_wall_ms", "max_ms", "next_start_ms")
+    __slots__ = (
+        "batch_max_ms", "buffers", "last_emit_wall_ms", "max_ms", "next_start_ms", "settled"
+    )
 
     def __init__(self, wall_ms: int) -> None:
         self.next_start_ms: int | None = None
@@ -124,6 +126,7 @@ class _Frontier:
         self.batch_max_ms: int | None = None
         self.last_emit_wall_ms = wall_ms
         self.buffers: list[_Buffer] = []
+        self.settled = False  # True once a batch has been processed: the first window is fixed
 
 
 class _Buffer:
@@ -184,8 +187,10 @@ class KdbTimeOperator(Operator):
         buffer = self._buffer(group, ctx)
         frontier = buffer.frontier
         record = _Record(t_ms, event.seq, event.payload)
-        if frontier.next_start_ms is None:
-            frontier.next_start_ms = self.spec.first_start(t_ms)
+        if not frontier.settled:  # the first window holds the first batch's earliest record
+            first = self.spec.first_start(t_ms)
+            if frontier.next_start_ms is None or first < frontier.next_start_ms:
+                frontier.next_start_ms = first
         if t_ms < frontier.next_start_ms:
             if self.spec.passthrough:
                 buffer.late.append(record)
@@ -211,6 +216,7 @@ class KdbTimeOperator(Operator):
             if batch_max is not None and (frontier.max_ms is None or batch_max > frontier.max_ms):
                 frontier.max_ms = batch_max
             frontier.batch_max_ms = None
+            frontier.settled = True
             self._trigger(frontier, ctx, out)
         if self.spec.count_trigger is not None:
             seen: list[_Buffer] = []
@@ -227,6 +233,7 @@ class KdbTimeOperator(Operator):
         while start + self.size_ms + self.close_offset_ms <= top:
             if self.skip_empty:
                 start = self._skip_empty_from(frontier, start, top)
+                frontier.next_start_ms = start
                 if start + self.size_ms + self.close_offset_ms > top:
                     break
             for buffer in frontier.buffers:
@@ -240,6 +247,8 @@ class KdbTimeOperator(Operator):
             start += self.period_ms
             frontier.next_start_ms = start
             frontier.last_emit_wall_ms = ctx.wall_ms
+            for buffer in frontier.buffers:  # the new current window was never emitted
+                buffer.dirty = bool(buffer.records)
 
     def _skip_empty_from(self, frontier: _Frontier, start: int, top: int) -> int:
         """The first window start >= ``start`` holding a record (or past every closable one)."""
