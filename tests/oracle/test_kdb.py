@@ -46,10 +46,16 @@ def times(*ts: int, **fields: Any) -> tuple[Event, ...]:
     return numbered({"t": t, **fields} for t in ts)
 
 
+def batches(*groups: Sequence[int]) -> list[Batch]:
+    """One Batch per group of times, seq numbered across them."""
+    events = iter(times(*(t for g in groups for t in g)))
+    return [Batch(tuple(next(events) for _ in g)) for g in groups]
+
+
 def test_period_longer_than_duration_is_rejected() -> None:
     with pytest.raises(InvalidSpec, match="hopping windows are currently not supported"):
         KdbTimeWindows(period_ms=10, duration_ms=5)
-    with pytest.raises(InvalidSpec, match="window.every"):
+    with pytest.raises(InvalidSpec, match=r"window\.every"):
         run(Query(FixedWindows(5, every_ms=10, on="t"), aggregate=VALS), times(1), profile="kdb",
             rules=KDB)
 
@@ -66,7 +72,7 @@ def test_sliding_windows_overlap_and_each_holds_its_records() -> None:
 def test_empty_windows_are_emitted_unless_skipped() -> None:
     #  0    10    20    30
     #  |1   |     |     |35 triggers [0,10) [10,20) [20,30)
-    items = [Batch(times(1)), Batch(times(35)[0:0] + (Event(1, {"t": 35}),))]
+    items = batches([1], [35])
     emitted = windows(kdb_run(KdbTimeWindows(10, on="t"), items))
     assert emitted[:3] == [(0, 10, [1], "close"), (10, 20, [], "close"), (20, 30, [], "close")]
     skipped = windows(kdb_run(KdbTimeWindows(10, on="t", skip_empty_windows=True), items))
@@ -96,7 +102,7 @@ def test_one_clock_per_stream_triggers_every_key() -> None:
     # key a at 1, key b at 12: b's timestamp triggers a's window [0, 10)
     items = [Event(0, {"t": 1, "k": "a"}), Event(1, {"t": 12, "k": "b"})]
     result = kdb_run(KdbTimeWindows(10, on="t", skip_empty_windows=True), items, group_by=("k",))
-    assert [(e.group, e.reason) for e in result.emissions][0] == ("a", "close")
+    assert (result.emissions[0].group, result.emissions[0].reason) == ("a", "close")
     per_key = kdb_run(KdbTimeWindows(10, on="t"), items, group_by=("k",),
                       rules=KDB.with_overrides({"clock_scope": "key"}))
     assert [(e.group, e.reason) for e in per_key.emissions] == [
@@ -124,8 +130,7 @@ def test_fixed_kind_runs_as_sliding_with_tolerance_as_lateness() -> None:
 
 
 def test_pass_through_emits_one_row_per_record_and_marks_empty_windows() -> None:
-    result = kdb_run(KdbTimeWindows(10, on="t"), [Batch(times(1, 2)), Batch(times(25)[0:0] + (
-        Event(2, {"t": 25}),))], aggregate=None)
+    result = kdb_run(KdbTimeWindows(10, on="t"), batches([1, 2], [25]), aggregate=None)
     assert [(e.window.start_ms, dict(e.row)) for e in result.emissions][:3] == [
         (0, {"t": 1}), (0, {"t": 2}), (10, {"_empty": True}),
     ]
@@ -167,7 +172,7 @@ def test_global_trigger_gets_buffer_offset_data_and_state() -> None:
         seen = state + len(data)
         return ([len(buffer)] if seen >= 3 else []), (0 if seen >= 3 else seen)
 
-    items = [Batch(times(1, 2)), Batch(times(3, 4)[0:0] + (Event(2, {"t": 3}), Event(3, {"t": 4})))]
+    items = batches([1, 2], [3, 4])
     result = kdb_run(KdbGlobalWindows(every_third, state=0), items)
     assert calls == [(2, 0, 2, 0), (4, 2, 2, 2)]
     assert [(e.window.start_offset, e.window.end_offset, e.row["vals"]) for e in
