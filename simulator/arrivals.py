@@ -46,6 +46,7 @@ class Arrivals:
         self.rng = np.random.default_rng([knobs.seed, 1])
         self.active_ms = 0.0  # creation time excluding global idle gaps, ms since start
         self.next_gen = 0
+        self.made = 0  # records created so far (constant rate)
         self.created_hi = knobs.start_ms  # every later record is created at or after this
         self.pending: Table = {}
         self.key_weights = self._key_weights()
@@ -67,7 +68,9 @@ class Arrivals:
         """Creation times (ms since start, idle gaps excluded) of the next records."""
         k = self.knobs
         if k.rate_shape == "constant":
-            out = self.active_ms + self.step_ms * np.arange(1, n + 1)
+            # evenly spaced from the start: record i at i x step
+            out = (self.made + np.arange(n)) * self.step_ms
+            self.made += n
         elif k.rate_shape == "poisson":
             out = self.active_ms + np.cumsum(self.rng.exponential(self.step_ms, n))
         else:

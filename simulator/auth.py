@@ -49,7 +49,7 @@ class Auth(Workload):
         (90_000, 450_000, 60, 480_000),
     )
     SPRAY_USERS: ClassVar[int] = 40
-    FAILURE_RATE: ClassVar[float] = 0.04
+    FAILURE_RATE: ClassVar[float] = 0.01
 
     def __init__(self, knobs: Knobs) -> None:
         super().__init__(knobs)

@@ -66,9 +66,10 @@ def stream_items(simulation: Simulation) -> Iterator[Item]:
     """The simulation's records as oracle stream items, ending with ``End``."""
     for kind, value in layout(simulation):
         if kind == "event":
-            yield Event(*value)
+            seq, at, payload = value
+            yield Event(seq, payload, at)
         elif kind == "batch":
-            yield Batch(tuple(Event(*piece) for piece in value))
+            yield Batch(tuple(Event(seq, payload, at) for seq, at, payload in value))
         else:
             yield Advance(value)
     yield End()

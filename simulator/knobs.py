@@ -66,8 +66,11 @@ class LateSpec:
     clock_scope: str = "key"
 
     def __post_init__(self) -> None:
-        # FixedWindows validates size, every and tolerance with the oracle's messages
-        FixedWindows(self.size_ms, every_ms=self.every_ms, tolerance_ms=self.tolerance_ms)
+        # FixedWindows validates size, every and tolerance with the oracle's rules
+        try:
+            FixedWindows(self.size_ms, every_ms=self.every_ms, tolerance_ms=self.tolerance_ms)
+        except InvalidInput as exc:
+            raise InvalidInput("late_" + exc.field, exc.value, exc.rule, exc.fix) from None
         _choice("late_window.clock_scope", self.clock_scope, CLOCK_SCOPES)
 
     @property
@@ -291,7 +294,10 @@ def _convert(name: str, raw: Any) -> Any:
     if name == "start_ms":
         return parse_timestamp_ms(int(text) if text.lstrip("-").isdigit() else text, "start")
     if name in _DURATION_KNOBS:
-        return parse_duration_ms(text, short)
+        # a plain number is milliseconds
+        plain = text.replace(".", "", 1).lstrip("-").isdigit()
+        ms = parse_duration_ms(float(text) if plain else text, short)
+        return float(ms) if isinstance(Knobs.__dataclass_fields__[name].default, float) else ms
     default = Knobs.__dataclass_fields__[name].default
     if isinstance(default, str):
         return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import find, given, settings
+
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, parse_scenario
