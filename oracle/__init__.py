@@ -47,3 +47,6 @@ __all__ = [
     "run",
     "stream_outputs",
 ]
+
+# Profiles defined in their own modules register themselves (profile, kinds, operators) on import.
+from windtunnel.oracle import kdb_profile as _kdb_profile  # noqa: F401
