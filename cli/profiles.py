@@ -53,7 +53,7 @@ def profiles_command(names: tuple[str, ...], sources: bool, explain_rules: bool,
     """
     chosen = [profile_named(n) for n in names] if names else list(PROFILES.values())
     if fmt == "json":
-        data = {"profiles": [profile_json(p) for p in chosen]}
+        data: dict[str, object] = {"profiles": [profile_json(p) for p in chosen]}
         if explain_rules:
             data["rules"] = {
                 name: {"values": list(values), "meaning": RULE_DOCS.get(name, "")}

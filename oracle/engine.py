@@ -6,14 +6,23 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from windtunnel.oracle import fixed_fast
+from windtunnel.oracle.count import CountOperator
 from windtunnel.oracle.driver import Context, Driver, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.fixed import FixedOperator
 from windtunnel.oracle.profiles import PROFILES, check_supported
 from windtunnel.oracle.results import Output, Result
 from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.session import SessionOperator
+from windtunnel.oracle.spec import (
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+)
 from windtunnel.oracle.stream import Item
+from windtunnel.oracle.trailing import TrailingOperator
 
 if TYPE_CHECKING:
     from windtunnel.oracle.scenario import Scenario
@@ -88,6 +97,9 @@ def register_operator(
 
 
 register_operator(FixedWindows)(FixedOperator)
+register_operator(SessionWindows)(SessionOperator)
+register_operator(CountWindows)(CountOperator)
+register_operator(TrailingWindows)(TrailingOperator)
 
 
 def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operator:

@@ -62,6 +62,7 @@ def check_supported(profile: Profile, query: Any) -> None:
             f"use one of {', '.join(profile.kinds)} or another profile",
         )
     for option, why in profile.unsupported.items():
+        value: Any
         if option == "pass_through":
             used = query.aggregate is None
             where, value, fix = "aggregate", None, "add aggregate: {n: count()}"

@@ -20,7 +20,15 @@ from windtunnel.oracle.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.profiles import Profile, profile_named
 from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query, WindowSpec
+from windtunnel.oracle.spec import (
+    Aggregation,
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+    WindowSpec,
+)
 from windtunnel.oracle.stream import Advance, Batch, End, Event, Item
 from windtunnel.oracle.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 
@@ -255,6 +263,48 @@ def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindo
     )
 
 
+@window_kind(
+    "session", ("gap", "max_duration", "max_events", "on", "tolerance", "idle_timeout")
+)
+def _session(block: Mapping[str, Any], time_unit: str, rules: Rules) -> SessionWindows:
+    gap = duration(block, "gap", time_unit)
+    if gap is None:
+        raise InvalidScenario("window.gap", None, "is required for session windows", "add gap: 30s")
+    return SessionWindows(
+        gap_ms=gap,
+        on=block.get("on", "ts"),
+        max_duration_ms=duration(block, "max_duration", time_unit),
+        max_events=block.get("max_events"),
+        tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
+        idle_timeout_ms=duration(block, "idle_timeout", time_unit),
+    )
+
+
+@window_kind("count", ("count", "every"))
+def _count(block: Mapping[str, Any], time_unit: str, rules: Rules) -> CountWindows:
+    if block.get("count") is None:
+        raise InvalidScenario(
+            "window.count", None, "is required for count windows", "add count: 100"
+        )
+    return CountWindows(
+        count=block["count"],
+        every=block.get("every"),
+        allow_gaps=rules.every_greater_than_size == "accept",
+    )
+
+
+@window_kind("trailing", ("size", "every", "on"))
+def _trailing(block: Mapping[str, Any], time_unit: str, rules: Rules) -> TrailingWindows:
+    size = duration(block, "size", time_unit)
+    if size is None:
+        raise InvalidScenario(
+            "window.size", None, "is required for trailing windows", "add size: 5min"
+        )
+    return TrailingWindows(
+        size_ms=size, on=block.get("on", "ts"), every_ms=duration(block, "every", time_unit)
+    )
+
+
 # --- input items ---------------------------------------------------------------------------
 
 
@@ -305,7 +355,8 @@ class _ItemParser:
                 elif isinstance(member, Mapping) and not any(
                     k in member for k in RESERVED_ITEM_KEYS
                 ):
-                    events.append(self._event(member, None, sub))
+                    # the batch's `at` is its first member's arrival (the driver moves the wall)
+                    events.append(self._event(member, raw.get("at") if i == 0 else None, sub))
                 else:
                     raise InvalidScenario(
                         sub, member, "not an event", "write {ts: 1} or {event: {ts: 1}, at: 5}"

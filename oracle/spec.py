@@ -211,3 +211,99 @@ class Query:
                 "needs an aggregate block",
                 "add aggregate: or drop aggregate_by",
             )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindows(WindowSpec):
+    """Session windows: a group's events at most ``gap_ms`` apart (rule ``session_gap``).
+
+    ``max_duration_ms`` caps a session measured from its first event: events join only
+    while ``last - first < max_duration_ms``; ``max_events`` caps its event count: the
+    event that reaches the cap joins and closes it. ``tolerance_ms`` delays finalizing;
+    ``idle_timeout_ms`` force-closes after that much wall time without a new event.
+    Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
+    gap or cap, or a negative tolerance.
+    """
+
+    gap_ms: int
+    on: str = "ts"
+    max_duration_ms: int | None = None
+    max_events: int | None = None
+    tolerance_ms: int = 0
+    idle_timeout_ms: int | None = None
+
+    kind: ClassVar[str] = "session"
+
+    def __post_init__(self) -> None:
+        _positive("window.gap", self.gap_ms, "give a duration greater than 0, such as 30s")
+        if self.max_duration_ms is not None:
+            _positive("window.max_duration", self.max_duration_ms, "give a positive duration")
+        if self.max_events is not None:
+            _positive_count("window.max_events", self.max_events)
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        if self.idle_timeout_ms is not None:
+            _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_on(self.on)
+
+
+@dataclass(frozen=True, slots=True)
+class CountWindows(WindowSpec):
+    """Count windows over a group's event offsets (0, 1, 2, ... per group).
+
+    Windows are half-open offset ranges ``[s, s + count)`` with ``s`` a multiple of
+    ``every`` (default ``count``: tumbling). They do not read event time (``on`` is
+    ``now()``). Raises InvalidSpec for a non-positive count or hop, and a hop larger
+    than the count unless ``allow_gaps`` is set (rule ``every_greater_than_size``).
+    """
+
+    count: int
+    every: int | None = None
+    allow_gaps: bool = False
+    on: str = NOW
+
+    kind: ClassVar[str] = "count"
+
+    def __post_init__(self) -> None:
+        _positive_count("window.count", self.count)
+        if self.every is not None:
+            _positive_count("window.every", self.every)
+            if self.every > self.count and not self.allow_gaps:
+                raise InvalidSpec(
+                    "window.every",
+                    self.every,
+                    f"must not be greater than window.count={self.count}",
+                    "lower every, raise count, or omit every for tumbling windows",
+                )
+
+    @property
+    def hop(self) -> int:
+        """Distance between window starts, in events."""
+        return self.count if self.every is None else self.every
+
+
+@dataclass(frozen=True, slots=True)
+class TrailingWindows(WindowSpec):
+    """Trailing windows: one window per triggering event at ``t`` over ``[t - size_ms, t]``.
+
+    Ends per rule ``trailing_ends`` (both included by default); only events earlier in
+    stream order (and the trigger) are in it. With ``every_ms``, only an event at least
+    ``every_ms`` after the previous trigger triggers. Raises InvalidSpec for a
+    non-positive size or hop.
+    """
+
+    size_ms: int
+    on: str = "ts"
+    every_ms: int | None = None
+
+    kind: ClassVar[str] = "trailing"
+
+    def __post_init__(self) -> None:
+        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 5min")
+        if self.every_ms is not None:
+            _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+        _check_on(self.on)
+
+
+def _positive_count(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidSpec(name, value, "must be a positive whole number of events", "give e.g. 100")
