@@ -36,6 +36,11 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "closed_session": ("late", "new_session"),
     "session_ends": ("events", "gap"),
     "trailing_ends": ("closed", "left_open"),
+    # issue 4 (kdb, timeplus, ekuiper profiles)
+    "passthrough_close": ("end", "lateness"),
+    "timeout_closes": ("latest", "all"),
+    "where_placement": ("after", "per_kind"),
+    "first_window": ("aligned", "first_event"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -71,6 +76,15 @@ RULE_DOCS: Final[dict[str, str]] = {
     "session_ends": "a session reports [first, last] event times, both included (events), or "
     "[first, last + gap), end excluded (gap)",
     "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
+    "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
+    "(end), or still at end + lateness (lateness)",
+    "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
+    "or every open window (all, the engine)",
+    "where_placement": "eKuiper WHERE filters after windowing for every window kind (after, the "
+    "page) or before it for processing-time tumbling, hopping and session windows (per_kind, the "
+    "engine)",
+    "first_window": "eKuiper's first event-time window starts on the aligned grid (aligned, the "
+    "page) or at the first event (tumbling) / first event - hop (hopping) (first_event, the engine)",
 }
 
 
@@ -96,6 +110,10 @@ class Rules:
     closed_session: str = "late"
     session_ends: str = "events"
     trailing_ends: str = "closed"
+    passthrough_close: str = "end"
+    timeout_closes: str = "latest"
+    where_placement: str = "after"
+    first_window: str = "aligned"
 
     def __post_init__(self) -> None:
         for f in fields(self):
