@@ -32,7 +32,10 @@ def summary_json(simulation: Simulation) -> dict[str, Any]:
         "first_arrival_ms": s.first_arrival_ms,
         "last_arrival_ms": s.last_arrival_ms,
         "idle_periods": [p.to_json() for p in simulation.idle_periods()],
-        "attacks": [a.to_json() for a in simulation.workload.attacks()],
+        "attacks": [
+            {**a.to_json(), "records_sent": simulation.attack_records[a.attack_id]}
+            for a in simulation.attacks()
+        ],
     }
 
 
@@ -60,7 +63,7 @@ def summary_lines(simulation: Simulation) -> list[str]:
     ]
     if s.batches:
         lines.append(f"batches: {s.batches}")
-    attacks = simulation.workload.attacks()
+    attacks = simulation.attacks()
     if attacks:
         kinds = Counter(a.kind for a in attacks)
         lines.append(

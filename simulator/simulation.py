@@ -23,7 +23,7 @@ from windtunnel.simulator import truth
 from windtunnel.simulator.arrivals import Arrivals, concat, take
 from windtunnel.simulator.knobs import Knobs, LateSpec
 from windtunnel.simulator.murmur2 import partition_for
-from windtunnel.simulator.payloads import Table, Workload
+from windtunnel.simulator.payloads import Attack, Table, Workload
 
 # tags: why a record looks the way it does (by design)
 NONE: Final = 0
@@ -120,6 +120,12 @@ class Simulation:
         self._next_seq = 0
         self._chunk = 0
         self._last_batch = -1
+        self.attack_records: dict[int, int] = {}
+        """Records sent so far per attack id (auth)."""
+
+    def attacks(self) -> list[Attack]:
+        """The workload's attacks that have records in the stream so far, by start time."""
+        return [a for a in self.workload.attacks() if a.attack_id in self.attack_records]
 
     # --- idleness -------------------------------------------------------------------------
     def _phase_idle(
@@ -359,6 +365,10 @@ class Simulation:
             distinct = np.unique(batches)
             s.batches += len(distinct) - (1 if distinct[0] == self._last_batch else 0)
             self._last_batch = int(batches[-1])
+        if "attack" in t:
+            ids, counts = np.unique(t["attack"][t["attack"] >= 0], return_counts=True)
+            for attack, c in zip(ids.tolist(), counts.tolist(), strict=True):
+                self.attack_records[attack] = self.attack_records.get(attack, 0) + c
         if s.first_arrival_ms is None:
             s.first_arrival_ms = int(t["arrival"][0])
         s.last_arrival_ms = int(t["arrival"][-1])
