@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from windtunnel.cli.compare import compare_command
 from windtunnel.cli.explain import explain_command
 from windtunnel.cli.generate import generate_command
 from windtunnel.cli.profiles import profiles_command
@@ -20,6 +21,7 @@ def cli(debug: bool) -> None:
 cli.add_command(replay_command)
 cli.add_command(explain_command)
 cli.add_command(profiles_command)
+cli.add_command(compare_command)
 cli.add_command(generate_command)
 
 
