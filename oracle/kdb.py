@@ -158,8 +158,8 @@ class KdbTimeOperator(Operator):
         per_record = ctx.rules.clock_moves == "event"
         self.per_record = per_record
         # K3/K5: close point offset after the window end
-        passthrough_close = getattr(ctx.rules, "passthrough_close", "end")
-        offset = 0 if spec.passthrough and passthrough_close == "end" else spec.lateness_ms
+        passthrough_end = spec.passthrough and ctx.rules.passthrough_close == "end"
+        offset = 0 if passthrough_end else spec.lateness_ms
         self.close_offset_ms = offset + (1 if ctx.rules.close_at == "passes" else 0)
         self.skip_empty = spec.skip_empty_windows or ctx.rules.empty_windows == "skip"
         self._stream = _Frontier(ctx.wall_ms) if ctx.rules.clock_scope == "stream" else None

@@ -1,0 +1,90 @@
+"""The ``timeplus`` profile: its rules, the ``timeplus`` scenario kind and its operator.
+
+Scenario kind ``timeplus``: ``{kind: timeplus, type: tumble|hop|session, size: 5s, hop: 1s,
+timeout: 30s, max_size: 1m, on: event_time, emit: "AFTER WINDOW CLOSE WITH DELAY 2s"}`` (for
+sessions ``timeout`` is the session timeout). The generic ``fixed`` kind runs as tumble/hop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel.oracle.engine import register_operator
+from windtunnel.oracle.errors import InvalidScenario
+from windtunnel.oracle.profiles import ENGINES, Profile, register
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.spec import FixedWindows
+from windtunnel.oracle.timeplus import TimeplusOperator
+from windtunnel.oracle.timeplus_spec import (
+    TIMEPLUS_WINDOWS,
+    EmitPolicy,
+    TimeplusWindows,
+    parse_emit,
+)
+
+TIMEPLUS_PAGE = "seeds/timeplus-tumble-emit.md"
+
+TIMEPLUS = register(
+    Profile(
+        name="timeplus",
+        summary="Timeplus (Proton) streaming SQL windows: a per-stream watermark advanced per "
+        "inserted batch, EMIT policies, empty windows never emitted, nothing flushed at end.",
+        rules=Rules(
+            close_at="reaches",
+            clock_scope="stream",
+            clock_moves="batch",
+            empty_windows="skip",
+            end_of_input="discard",
+            session_gap="exclusive",
+            every_greater_than_size="reject",
+            timeout_closes="latest",
+        ),
+        sources={
+            "close_at": f'{ENGINES}: Timeplus: "With delay D a window closes when max_ts - D >= end '
+            '(equality included)."',
+            "clock_scope": f'{TIMEPLUS_PAGE}: "A watermark is an internal timestamp that advances '
+            'monotonically per stream"',
+            "clock_moves": f'{ENGINES}: Timeplus: "The watermark advances per inserted batch: '
+            'out-of-order records inside one batch are never late."',
+            "empty_windows": f'{ENGINES}: Timeplus: "Empty windows are not emitted"',
+            "end_of_input": f'{ENGINES}: Timeplus: "nothing is flushed at end of input" (the page '
+            "is silent)",
+            "session_gap": f'{ENGINES}: Timeplus: "a gap exactly equal to the timeout appears to '
+            'split the session"',
+            "every_greater_than_size": f'{ENGINES}: Timeplus: "a hop larger than the size is '
+            'rejected"',
+            "timeout_closes": f'{TIMEPLUS_PAGE}: "Timeplus will force-close the most recent window"'
+            f' (the engine flushes all: {ENGINES})',
+            "alignment": f'{ENGINES}: Timeplus: "Week windows start on Monday; ... sub-day sizes '
+            'are epoch-aligned."',
+        },
+        kinds=("fixed", "timeplus"),
+    )
+)
+
+register_operator(TimeplusWindows, profile="timeplus")(TimeplusOperator)
+register_operator(FixedWindows, profile="timeplus")(TimeplusOperator)
+
+
+@window_kind("timeplus", ("type", "size", "hop", "timeout", "max_size", "on", "emit"))
+def _timeplus(block: Mapping[str, Any], time_unit: str, rules: Rules) -> TimeplusWindows:
+    window = block.get("type", "tumble")
+    if window not in TIMEPLUS_WINDOWS:
+        raise InvalidScenario("window.type", window, "unknown Timeplus window",
+                              f"use one of {', '.join(TIMEPLUS_WINDOWS)}")
+    key = "timeout" if window == "session" else "size"
+    size = duration(block, key, time_unit)
+    if size is None:
+        raise InvalidScenario(f"window.{key}", None, f"is required for {window} windows",
+                              f"add {key}: 5s")
+    emit = block.get("emit")
+    return TimeplusWindows(
+        window,
+        size,
+        on=block.get("on", "_tp_time"),
+        hop_ms=duration(block, "hop", time_unit),
+        max_size_ms=duration(block, "max_size", time_unit),
+        emit=EmitPolicy() if emit is None else parse_emit(emit),
+    )
