@@ -59,6 +59,13 @@ def _knob_options(command: Callable[..., Any]) -> Callable[..., Any]:
     default=None,
     help="kafka: replay the virtual clock this many times faster (default: as fast as possible).",
 )
+@click.option(
+    "--kafka-connect-timeout",
+    type=float,
+    default=15.0,
+    show_default=True,
+    help="kafka: seconds to wait for the cluster before giving up.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @_knob_options
 @friendly
@@ -72,6 +79,7 @@ def generate_command(
     bootstrap: str | None,
     kafka_config: str | None,
     speed: float | None,
+    kafka_connect_timeout: float,
     quiet: bool,
     **knob_values: str | None,
 ) -> None:
@@ -100,7 +108,7 @@ def generate_command(
         else _NoBar() as bar
     ):
         if fmt == "kafka":
-            _to_kafka(simulation, bootstrap, kafka_config, speed, bar.update, quiet)
+            _to_kafka(simulation, bootstrap, kafka_config, speed, kafka_connect_timeout, bar.update)
         else:
             if out is None:
                 raise InvalidInput("out", None, "is required for this format", "give --out PATH")
@@ -132,8 +140,8 @@ def _to_kafka(
     bootstrap: str | None,
     kafka_config: str | None,
     speed: float | None,
+    connect_timeout_s: float,
     progress: Callable[[int], None],
-    quiet: bool,
 ) -> None:
     from windtunnel.simulator.producer import load_kafka_config, produce
 
@@ -141,7 +149,9 @@ def _to_kafka(
     if bootstrap:
         environ["WINDTUNNEL_KAFKA_BOOTSTRAP_SERVERS"] = bootstrap
     config = load_kafka_config(kafka_config, environ)
-    report = produce(simulation, config, speed=speed, progress=progress)
+    report = produce(
+        simulation, config, speed=speed, progress=progress, connect_timeout_s=connect_timeout_s
+    )
     click.echo(
         f"kafka: produced {report.produced}, delivered {report.delivered}, "
         f"failed {report.failed}, undelivered {report.undelivered}",

@@ -11,6 +11,7 @@ deliveries, failures by error name, and records still undelivered at the end.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import Counter
@@ -24,7 +25,7 @@ from windtunnel.simulator.records import kafka_records
 from windtunnel.simulator.simulation import Simulation
 
 ENV_PREFIX: Final = "WINDTUNNEL_KAFKA_"
-SECRET_WORDS: Final = ("password", "secret", "key", "token", "jaas")
+LOGGER: Final = logging.getLogger("windtunnel.kafka")
 
 
 def load_kafka_config(
@@ -84,11 +85,11 @@ class ProduceReport:
         return self.produced == self.delivered
 
 
-def _ensure_topic(config: dict[str, str], topic: str, partitions: int, timeout_s: float) -> None:
+def _ensure_topic(config: dict[str, Any], topic: str, partitions: int, timeout_s: float) -> None:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient(dict[str, str | int | float | bool](config))
+    admin = AdminClient({**config, "logger": LOGGER})  # type: ignore[dict-item]
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException:
@@ -121,6 +122,7 @@ def produce(
     speed: float | None = None,
     progress: Callable[[int], None] | None = None,
     flush_timeout_s: float = 60.0,
+    connect_timeout_s: float = 15.0,
     create_topic: bool = True,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
@@ -128,17 +130,18 @@ def produce(
     """Send every record of ``simulation`` to ``knobs.topic``; returns the report.
 
     ``speed`` None sends as fast as possible; ``speed=2`` replays the virtual wall clock
-    twice as fast. Raises EngineUnavailable when the cluster cannot be reached.
+    twice as fast. Raises EngineUnavailable when the cluster cannot be reached within
+    ``connect_timeout_s``. librdkafka's log goes to the ``windtunnel.kafka`` logger.
     """
     from confluent_kafka import Producer
 
     if speed is not None and speed <= 0:
         raise InvalidInput("speed", speed, "must be positive", "give e.g. 1 or 10, or omit it")
     knobs = simulation.knobs
-    settings = dict(config)
+    settings: dict[str, Any] = dict(config)
     if create_topic:
-        _ensure_topic(settings, knobs.topic, knobs.partitions, 15.0)
-    producer = Producer(settings)
+        _ensure_topic(settings, knobs.topic, knobs.partitions, connect_timeout_s)
+    producer = Producer({**settings, "logger": LOGGER})
     report = ProduceReport()
 
     def delivered(err: Any, msg: Any) -> None:

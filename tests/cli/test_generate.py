@@ -1,0 +1,87 @@
+"""`windtunnel generate`: every format, the summary, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from windtunnel.cli.main import cli
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_generated_scenario_replays_with_its_ground_truth(tmp_path: Path) -> None:
+    out = tmp_path / "auth.json"
+    result = invoke(
+        "generate", "auth", "--events", "1000", "--seed", "3", "--late-fraction", "0.05",
+        "--delay", "uniform", "--max-out-of-order", "30s", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "events: 1000" in result.stderr
+    assert "late: " in result.stderr and "dropped by design (default profile):" in result.stderr
+    replayed = invoke("replay", str(out), "--format", "jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    assert "expectations held" in replayed.stderr
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("jsonl", "r.jsonl"), ("parquet", "r.parquet")])
+def test_file_formats_and_summary_json(tmp_path: Path, fmt: str, name: str) -> None:
+    summary = tmp_path / "summary.json"
+    result = invoke(
+        "generate", "payments", "-n", "1500", "-s", "1", "--format", fmt, "--out",
+        str(tmp_path / name), "--null-fraction", "0.02", "--summary-json", str(summary),
+        "--sparse-keys", "5", "--sparse-idle", "2s", "--sparse-active", "1s",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["events"] == 1500
+    assert data["truth"]["null_time"] == data["dropped_by_design"] > 0
+    assert sum(data["partitions"].values()) == 1500
+    assert data["idle_periods"] and data["idle_periods"][0]["scope"] == "key"
+    assert (tmp_path / name).stat().st_size > 0
+
+
+def test_spark_dir_defaults_to_batches_of_1000(tmp_path: Path) -> None:
+    result = invoke(
+        "generate", "iot", "-n", "2500", "--format", "spark-dir", "-o", str(tmp_path / "d")
+    )
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "d").glob("batch-*.jsonl"))) == 3
+    assert "batches: 3" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "logs", "-o", "x"], "'logs' is not one of 'bare', 'auth'"),
+        (["generate", "bare", "-o", "x", "--late-fraction", "2"], "late_fraction=2.0: must be in"),
+        (["generate", "bare", "-o", "x", "--delay", "gamma"], "delay='gamma': not a known choice"),
+        (["generate", "bare", "-o", "x", "--max-out-of-order", "5 parsecs"], "max_out_of_order="),
+        (["generate", "bare", "--format", "jsonl"], "out=None: is required for this format"),
+        (["generate", "bare", "--format", "kafka"], "bootstrap.servers=None: is required"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, monkeypatch) -> None:
+    for name in [n for n in os.environ if n.startswith("WINDTUNNEL_KAFKA_")]:
+        monkeypatch.delenv(name)
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    if "is not one of" not in message:
+        assert result.stderr.count("\n") == 1
+
+
+def test_unreachable_kafka_is_reported_not_hung(tmp_path: Path) -> None:
+    result = invoke(
+        "generate", "bare", "-n", "10", "--format", "kafka", "--bootstrap", "127.0.0.1:1",
+        "--kafka-connect-timeout", "2",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "cannot reach the Kafka cluster" in result.stderr
