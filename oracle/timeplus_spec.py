@@ -82,9 +82,10 @@ class EmitPolicy:
 
 _EMIT: Final = re.compile(
     r"^\s*(?:EMIT\s+)?(?:"
-    r"(?P<close>AFTER\s+WINDOW\s+CLOSE)(?:\s+WITH\s+DELAY\s+(?P<close_delay>\S+))?"
-    r"|TIMEOUT\s+(?P<timeout>\S+)"
-    r"|(?P<update>ON\s+UPDATE)(?:\s+WITH\s+(?:BATCH\s+(?P<batch>\S+)|DELAY\s+(?P<update_delay>\S+)))?"
+    r"(?P<close>AFTER\s+WINDOW\s+CLOSE)(?:\s+WITH\s+DELAY\s+(?P<close_delay>[^\s;]+))?"
+    r"|TIMEOUT\s+(?P<timeout>[^\s;]+)"
+    r"|(?P<update>ON\s+UPDATE)"
+    r"(?:\s+WITH\s+(?:BATCH\s+(?P<batch>[^\s;]+)|DELAY\s+(?P<update_delay>[^\s;]+)))?"
     r")\s*;?\s*$",
     re.IGNORECASE,
 )

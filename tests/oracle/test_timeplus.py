@@ -1,0 +1,188 @@
+"""timeplus profile rules (T1-T10 in docs/semantics.md) beyond examples/timeplus-*.yaml.
+
+Timelines: event times on the axis, `|` window bounds; `B1`, `B2` mark inserted batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from windtunnel.oracle import (
+    Advance,
+    Aggregation,
+    Batch,
+    FixedWindows,
+    InvalidSpec,
+    Query,
+    profile_named,
+    run,
+)
+from windtunnel.oracle.results import Result
+from windtunnel.oracle.spec import NOW
+from windtunnel.oracle.stream import Event, numbered
+from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, parse_emit
+
+TIMEPLUS = profile_named("timeplus").rules
+COUNT = (Aggregation("n", "count"),)
+
+
+def tp_run(window: Any, items: Sequence[Any], *, rules: Any = TIMEPLUS, **query: Any) -> Result:
+    return run(Query(window, aggregate=query.pop("aggregate", COUNT), **query), items,
+               profile="timeplus", rules=rules)
+
+
+def summary(result: Result) -> list[tuple[Any, ...]]:
+    return [(e.window.start_ms, e.window.end_ms, e.row.get("n"), e.reason) for e in
+            result.emissions]
+
+
+def times(*ts: int) -> tuple[Event, ...]:
+    return numbered({"t": t} for t in ts)
+
+
+def batches(*groups: Sequence[int]) -> list[Batch]:
+    events = iter(times(*(t for g in groups for t in g)))
+    return [Batch(tuple(next(events) for _ in g)) for g in groups]
+
+
+def tumble(size: int, **kw: Any) -> TimeplusWindows:
+    return TimeplusWindows("tumble", size, on="t", **kw)
+
+
+@pytest.mark.parametrize(
+    ("text", "policy"),
+    [
+        ("EMIT AFTER WINDOW CLOSE", EmitPolicy()),
+        ("after window close with delay 2s", EmitPolicy(delay_ms=2000)),
+        ("EMIT TIMEOUT 3s", EmitPolicy(timeout_ms=3000)),
+        ("EMIT ON UPDATE", EmitPolicy("update")),
+        ("EMIT ON UPDATE WITH BATCH 1s", EmitPolicy("update", batch_ms=1000)),
+        ("EMIT ON UPDATE WITH DELAY 2s;", EmitPolicy("update", delay_ms=2000)),
+        ("EMIT AFTER WINDOW CLOSE WITH DELAY 1m", EmitPolicy(delay_ms=60_000)),
+    ],
+)
+def test_every_emit_policy_of_the_page_parses(text: str, policy: EmitPolicy) -> None:
+    assert parse_emit(text) == policy
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("EMIT PERIODIC 2s", "use AFTER WINDOW CLOSE"),
+        ("ON UPDATE WITH BATCH", "use AFTER WINDOW CLOSE"),
+        ("EMIT TIMEOUT soon", "not a Timeplus interval"),
+    ],
+)
+def test_bad_emit_policies_say_what_is_supported(text: str, message: str) -> None:
+    with pytest.raises(InvalidSpec, match=message):
+        parse_emit(text)
+
+
+def test_hop_larger_than_size_is_rejected() -> None:
+    with pytest.raises(InvalidSpec, match="takes the hop first"):
+        TimeplusWindows("hop", 5000, hop_ms=10_000)
+
+
+def test_hop_windows_overlap() -> None:
+    #  hop 5, size 10:  [0,10) [5,15)   7 is in both; B2's 20 closes both
+    result = tp_run(TimeplusWindows("hop", 10, on="t", hop_ms=5), batches([7], [20]))
+    assert summary(result) == [(0, 10, 1, "close"), (5, 15, 1, "close")]
+
+
+def test_records_of_one_batch_are_never_late_to_each_other() -> None:
+    #  0    5    10        one batch: 12 then 3; a per-event clock would close [0, 5) first
+    result = tp_run(tumble(5), batches([12, 3], [30]))
+    assert result.drops == []
+    assert summary(result)[0] == (0, 5, 1, "close")
+
+
+def test_the_watermark_belongs_to_the_stream() -> None:
+    # device b's 12 closes device a's [0, 5)
+    items = [Event(0, {"t": 1, "d": "a"}), Event(1, {"t": 12, "d": "b"})]
+    result = tp_run(tumble(5), items, group_by=("d",))
+    assert [(e.group, e.window.start_ms) for e in result.emissions] == [("a", 0)]
+
+
+def test_close_with_delay_includes_equality() -> None:
+    # delay 2: max 7 -> 7 - 2 >= 5 closes [0, 5)
+    result = tp_run(tumble(5, emit=EmitPolicy(delay_ms=2)), batches([1], [7]))
+    assert summary(result) == [(0, 5, 1, "close")]
+
+
+def test_emit_timeout_most_recent_window_versus_all() -> None:
+    # hop 5 / size 10, one event at 7 (wall 0): windows [0,10) and [5,15) open; 3 ms of silence.
+    # latest (the page): [5, 15) is force-closed; the watermark moves to 15 and closes [0, 10).
+    # all (the engine): both are force-closed.
+    spec = TimeplusWindows("hop", 10, on="t", hop_ms=5, emit=EmitPolicy(timeout_ms=3))
+    items = [Event(0, {"t": 7}, at_ms=0), Advance(3)]
+    latest = tp_run(spec, items)
+    assert [(e.window.start_ms, e.reason) for e in latest.emissions] == [
+        (5, "idle_timeout"), (0, "close"),
+    ]
+    flush_all = tp_run(spec, items, rules=TIMEPLUS.with_overrides({"timeout_closes": "all"}))
+    assert [(e.window.start_ms, e.reason) for e in flush_all.emissions] == [
+        (0, "idle_timeout"), (5, "idle_timeout"),
+    ]
+
+
+def test_nothing_is_flushed_at_end_of_input_unless_asked() -> None:
+    assert tp_run(tumble(5), times(1)).emissions == []
+    flushed = tp_run(tumble(5), times(1), rules=TIMEPLUS.with_overrides({"end_of_input": "flush"}))
+    assert summary(flushed) == [(0, 5, 1, "end_of_input")]
+
+
+def test_processing_time_windows_use_the_arrival_wall_clock() -> None:
+    items = [Event(0, {}, at_ms=1), Event(1, {}, at_ms=4), Event(2, {}, at_ms=6)]
+    result = tp_run(TimeplusWindows("tumble", 5, on=NOW), items)
+    assert summary(result) == [(0, 5, 2, "close")]
+
+
+def test_on_update_needs_an_aggregation() -> None:
+    with pytest.raises(InvalidSpec, match="EMIT ON UPDATE needs an aggregation"):
+        tp_run(tumble(5, emit=EmitPolicy("update")), times(1), aggregate=None)
+
+
+def test_fixed_kind_runs_as_tumble_with_tolerance_as_delay() -> None:
+    items = batches([1], [6], [3], [8])
+    fixed = tp_run(FixedWindows(5, on="t", tolerance_ms=2), items)
+    native = tp_run(tumble(5, emit=EmitPolicy(delay_ms=2)), items)
+    assert fixed.outputs == native.outputs
+    assert summary(fixed) == [(0, 5, 2, "close")]
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def test_session_gap_equal_to_the_timeout_splits() -> None:
+    #  0  3     8          20      timeout 5: 3 -> 8 is exactly 5: a new session (engine fact)
+    #  [0, 8)   [8, 13)            20 closes both
+    result = tp_run(TimeplusWindows("session", 5, on="t"), batches([0, 3], [8], [20]))
+    assert summary(result) == [(0, 8, 2, "close"), (8, 13, 1, "close")]
+    inclusive = tp_run(TimeplusWindows("session", 5, on="t"), batches([0, 3], [8], [20]),
+                       rules=TIMEPLUS.with_overrides({"session_gap": "inclusive"}))
+    assert summary(inclusive) == [(0, 13, 3, "close")]
+
+
+def test_session_max_size_caps_the_session() -> None:
+    #  max_size 6: 0 2 4 are one session; 7 - 0 >= 6 starts a new one; ends start + max_size
+    result = tp_run(TimeplusWindows("session", 5, on="t", max_size_ms=6), batches([0, 2, 4, 7],
+                                                                                   [30]))
+    assert summary(result) == [(0, 6, 3, "close"), (7, 12, 1, "close")]
+
+
+def test_an_event_bridging_two_sessions_merges_them() -> None:
+    #  0       8      one batch: 4 bridges [0, 5) and [8, 13) (timeout 5): one session [0, 13)
+    result = tp_run(TimeplusWindows("session", 5, on="t"), batches([0, 8, 4], [40]),
+                    aggregate=(Aggregation("n", "count"), Aggregation("ts", "collect", "t")))
+    assert [(e.window.start_ms, e.window.end_ms, e.row["ts"]) for e in result.emissions] == [
+        (0, 13, [0, 8, 4])
+    ]
+
+
+def test_open_sessions_report_max_ts_plus_one_on_update() -> None:
+    result = tp_run(TimeplusWindows("session", 5, on="t", emit=EmitPolicy("update")),
+                    batches([0, 3]))
+    assert summary(result) == [(0, 4, 2, "update")]
