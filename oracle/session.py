@@ -248,7 +248,8 @@ class SessionOperator(Operator):
 
     def _close(self, due: list[Session], reason: str, ctx: Context, out: list[Output]) -> None:
         for session in due:
-            self._close_one(session, reason, ctx, out, partial=reason != "close", remember=True)
+            if not session.closed:  # a session can sit in the heap twice with one close point
+                self._close_one(session, reason, ctx, out, partial=reason != "close", remember=True)
 
     def _close_one(
         self,
@@ -317,7 +318,8 @@ class SessionOperator(Operator):
         if self.rules.close_order != "opened":
             due.sort(key=lambda s: (s.close_ms, s.first_ms, s.group.index, s.opened))
         for session in due:
-            self._close_one(session, "idle_timeout", ctx, out, partial=True, remember=True)
+            if not session.closed:  # one session can have several idle entries
+                self._close_one(session, "idle_timeout", ctx, out, partial=True, remember=True)
 
     # --- end of input -------------------------------------------------------------------------
     def on_end(self, ctx: Context, out: list[Output]) -> None:

@@ -1,0 +1,104 @@
+"""Count windows of the default profile: tumbling and hopping over each group's event offsets.
+
+Offsets: `0 1 2 | 3 4 5 | 6` for count 3; windows are half-open offset ranges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from windtunnel.oracle import Aggregation, InvalidScenario, InvalidSpec, Query, Rules, run
+from windtunnel.oracle.results import Result
+from windtunnel.oracle.scenario import parse_scenario
+from windtunnel.oracle.spec import CountWindows
+from windtunnel.oracle.stream import numbered
+
+TOTAL = (Aggregation("n", "count"), Aggregation("total", "sum", "v"))
+
+
+def windows(result: Result) -> list[tuple[Any, int | None, int | None, int, str, bool]]:
+    return [
+        (e.group, e.window.start_offset, e.window.end_offset, e.row["n"], e.reason, e.partial)
+        for e in result.emissions
+    ]
+
+
+def values(*vs: int, **fields: Any) -> Any:
+    return numbered({"v": v, **fields} for v in vs)
+
+
+def test_tumbling_count_windows_emit_when_full_and_flush_the_partial_last_window() -> None:
+    result = run(Query(CountWindows(3), aggregate=TOTAL), values(1, 2, 3, 4, 5, 6, 7))
+    assert windows(result) == [
+        (None, 0, 3, 3, "count", False),
+        (None, 3, 6, 3, "count", False),
+        (None, 6, 7, 1, "end_of_input", True),
+    ]
+    assert [e.after_seq for e in result.emissions[:2]] == [2, 5]
+    assert [e.row["total"] for e in result.emissions] == [6, 15, 7]
+
+
+def test_hopping_count_windows_overlap_by_count_minus_every() -> None:
+    # count 3, every 2:  [0 1 2]  [2 3 4]  [4 ...
+    result = run(Query(CountWindows(3, every=2), aggregate=TOTAL), values(10, 11, 12, 13, 14))
+    assert windows(result) == [
+        (None, 0, 3, 3, "count", False),
+        (None, 2, 5, 3, "count", False),
+        (None, 4, 5, 1, "end_of_input", True),
+    ]
+    assert [e.row["total"] for e in result.emissions] == [33, 39, 14]
+
+
+def test_offsets_are_counted_per_group() -> None:
+    events = numbered([{"k": k, "v": 1} for k in "abab"])
+    result = run(Query(CountWindows(2), group_by=("k",), aggregate=TOTAL), events)
+    assert windows(result) == [("a", 0, 2, 2, "count", False), ("b", 0, 2, 2, "count", False)]
+
+
+def test_count_windows_ignore_event_time() -> None:
+    events = numbered([{"ts": None}, {"ts": "not a time"}, {}])
+    result = run(Query(CountWindows(3), aggregate=TOTAL), events)
+    assert windows(result) == [(None, 0, 3, 3, "count", False)]
+    assert result.drops == []
+
+
+def test_every_greater_than_count_is_rejected_unless_the_rule_accepts_gaps() -> None:
+    with pytest.raises(InvalidSpec) as error:
+        CountWindows(2, every=3)
+    assert error.value.field == "window.every"
+    scenario = parse_scenario(
+        {"window": {"kind": "count", "count": 2, "every": 3}, "rules": {"every_greater_than_size": "accept"}, "aggregate": {"n": "count()"}, "input": [{"v": i} for i in range(6)]}
+    )
+    from windtunnel.oracle.engine import replay
+
+    result = replay(scenario)
+    assert [(e.window.start_offset, e.window.end_offset) for e in result.emissions] == [(0, 2), (3, 5)]
+    assert [(d.seq, d.reason) for d in result.drops] == [(2, "no_window"), (5, "no_window")]
+
+
+def test_end_of_input_discard_loses_the_partial_window() -> None:
+    result = run(Query(CountWindows(3), aggregate=TOTAL), values(1, 2, 3, 4), rules=Rules(end_of_input="discard"))
+    assert windows(result) == [(None, 0, 3, 3, "count", False)]
+
+
+def test_pass_through_count_windows_stream_each_event_with_its_windows() -> None:
+    result = run(Query(CountWindows(2, every=1)), values(1, 2))
+    assert [(e.window.start_offset, e.window.end_offset, e.row["v"], e.reason) for e in result.emissions] == [
+        (0, 2, 1, "event"),
+        (0, 2, 2, "event"),
+        (1, 3, 2, "event"),
+    ]
+
+
+def test_count_windows_report_offsets_in_json() -> None:
+    result = run(Query(CountWindows(2), aggregate=TOTAL), values(1, 2))
+    assert result.emissions[0].to_json()["window"] == {"start_offset": 0, "end_offset": 2}
+
+
+@pytest.mark.parametrize(("block", "field"), [({"kind": "count"}, "window.count"), ({"kind": "count", "count": 0}, "window.count"), ({"kind": "count", "count": 2, "on": "ts"}, "window.on")])
+def test_invalid_count_blocks_name_the_field(block: dict[str, Any], field: str) -> None:
+    with pytest.raises((InvalidScenario, InvalidSpec)) as error:
+        parse_scenario({"window": block, "input": []})
+    assert error.value.field == field

@@ -1,0 +1,83 @@
+"""Trailing windows of the default profile: one window per triggering event over [t - size, t].
+
+Timelines: event times on the axis, `[...]` the trigger's window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from windtunnel.oracle import Aggregation, InvalidScenario, InvalidSpec, Query, Rules, run
+from windtunnel.oracle.results import Result
+from windtunnel.oracle.scenario import parse_scenario
+from windtunnel.oracle.spec import TrailingWindows
+from windtunnel.oracle.stream import numbered
+
+COUNT = (Aggregation("n", "count"), Aggregation("seqs", "collect", "i"))
+
+
+def windows(result: Result) -> list[tuple[int | None, int | None, list[int]]]:
+    return [(e.window.start_ms, e.window.end_ms, e.row["seqs"]) for e in result.emissions]
+
+
+def times(*ts: int, **fields: Any) -> Any:
+    return numbered({"ts": t, "i": i, **fields} for i, t in enumerate(ts))
+
+
+def test_every_event_triggers_its_window_including_both_ends() -> None:
+    #  [-5 ... 0]  [0 ... 5]  [5 ... 10]
+    result = run(Query(TrailingWindows(5), aggregate=COUNT), times(0, 5, 10))
+    assert windows(result) == [(-5, 0, [0]), (0, 5, [0, 1]), (5, 10, [1, 2])]
+    assert [(e.reason, e.after_seq, e.partial) for e in result.emissions] == [("close", 0, False), ("close", 1, False), ("close", 2, False)]
+
+
+def test_left_open_rule_excludes_the_start() -> None:
+    result = run(Query(TrailingWindows(5), aggregate=COUNT), times(0, 5), rules=Rules(trailing_ends="left_open"))
+    assert windows(result) == [(-5, 0, [0]), (0, 5, [1])]
+
+
+def test_duplicate_timestamps_include_only_events_up_to_the_trigger_in_stream_order() -> None:
+    result = run(Query(TrailingWindows(5), aggregate=COUNT), times(5, 5, 5))
+    assert windows(result) == [(0, 5, [0]), (0, 5, [0, 1]), (0, 5, [0, 1, 2])]
+
+
+def test_out_of_order_events_see_earlier_events_in_range_but_not_later_ones() -> None:
+    # 4 then 10 then 6: the window of 6 is [1, 6] and holds 4 and 6 (10 is outside)
+    result = run(Query(TrailingWindows(5), aggregate=COUNT), times(4, 10, 6))
+    assert windows(result)[2] == (1, 6, [0, 2])
+
+
+def test_every_cadence_triggers_only_events_every_apart_and_drops_events_no_window_covers() -> None:
+    # size 2, every 5: triggers 0 and 6; events 1 and 3 wait, and window [4, 6] misses them;
+    # 7 waits for a trigger that never comes
+    result = run(Query(TrailingWindows(2, every_ms=5), aggregate=COUNT), times(0, 1, 3, 6, 7))
+    assert windows(result) == [(-2, 0, [0]), (4, 6, [3])]
+    assert [(d.seq, d.reason) for d in result.drops] == [(1, "no_window"), (2, "no_window"), (4, "no_window")]
+
+
+def test_every_cadence_delivers_waiting_events_the_next_window_covers() -> None:
+    result = run(Query(TrailingWindows(10, every_ms=5), aggregate=COUNT), times(0, 1, 2, 6))
+    assert windows(result) == [(-10, 0, [0]), (-4, 6, [0, 1, 2, 3])]
+    assert result.drops == []
+
+
+def test_trailing_windows_are_per_group() -> None:
+    events = numbered([{"ts": 0, "k": "a", "i": 0}, {"ts": 1, "k": "b", "i": 1}, {"ts": 2, "k": "a", "i": 2}])
+    result = run(Query(TrailingWindows(5), group_by=("k",), aggregate=COUNT), events)
+    assert [(e.group, e.row["seqs"]) for e in result.emissions] == [("a", [0]), ("b", [1]), ("a", [0, 2])]
+
+
+def test_pass_through_trailing_windows_emit_their_events_per_trigger() -> None:
+    result = run(Query(TrailingWindows(5)), times(0, 1))
+    assert [(e.window.end_ms, e.row["i"]) for e in result.emissions] == [(0, 0), (1, 0), (1, 1)]
+
+
+def test_trailing_scenarios_parse_and_reject_bad_values() -> None:
+    scenario = parse_scenario({"window": {"kind": "trailing", "size": "5min", "every": "1min", "on": "t"}, "input": []})
+    assert scenario.query.window == TrailingWindows(300_000, "t", 60_000)
+    with pytest.raises(InvalidScenario):
+        parse_scenario({"window": {"kind": "trailing"}, "input": []})
+    with pytest.raises(InvalidSpec):
+        TrailingWindows(5, every_ms=0)
