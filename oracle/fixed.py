@@ -119,17 +119,17 @@ class FixedOperator(Operator):
         if self._from_zero:  # rule alignment: epoch_from_zero (the article's sliding code)
             first = starts.start + max(0, -(starts.start // starts.step)) * starts.step
             starts = range(first, starts.stop, starts.step)
-            if not starts:
-                out.append(
-                    Drop(
-                        event.seq,
-                        "no_window",
-                        (),
-                        f"event time {t_ms} is before 0, where windows start "
-                        "(rule alignment: epoch_from_zero)",
-                    )
+        if not starts:  # before 0 (epoch_from_zero) or between gapped windows (every > size)
+            out.append(
+                Drop(
+                    event.seq,
+                    "no_window",
+                    (),
+                    f"event time {t_ms} is in no window: before 0 under alignment: "
+                    "epoch_from_zero, or between windows when every > size",
                 )
-                return
+            )
+            return
         for start in starts:
             if now is not None and start + size + close_offset <= now:
                 missed.append(start)
