@@ -77,6 +77,17 @@ def check_supported(profile: Profile, query: Any) -> None:
             raise InvalidSpec(where, value, f"not supported by profile {profile.name}: {why}", fix)
 
 
+def _other_engines(engine: str) -> dict[str, str]:
+    """Sources for the rules of other engines' profiles (issue 4), which ``engine`` keeps at
+    their defaults: no such behaviour there."""
+    return {
+        "passthrough_close": f"not applicable to {engine} (a kdb+ rule; kept default)",
+        "timeout_closes": f"not applicable to {engine} (a Timeplus EMIT TIMEOUT rule; kept default)",
+        "where_placement": f"not applicable to {engine} (an eKuiper WHERE rule; kept default)",
+        "first_window": f"not applicable to {engine} (an eKuiper rule; kept default)",
+    }
+
+
 TENZIR = Profile(
     name="tenzir",
     summary="Tenzir's window operator (the default): per-event clock per key, partial delivery.",
@@ -110,6 +121,7 @@ TENZIR = Profile(
         f"not stated; the article prints [first, last], {ARTICLE})",
         "trailing_ends": f'{ENGINES}: Tenzir: "one window per event covering the inclusive '
         'interval [t - size, t]"',
+        **_other_engines("Tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
 )
@@ -162,6 +174,7 @@ FLINK = Profile(
         "session_ends": f"{ARTICLE}: \"(user_id, session_start) -> (session_end, aggregate)\"; "
         "Flink's TimeWindow(first, last + gap)",
         "trailing_ends": "not applicable (Flink has no trailing windows)",
+        **_other_engines("Flink"),
     },
     kinds=("fixed", "session"),
     unsupported={
@@ -215,6 +228,7 @@ SPARK_PROFILE = Profile(
         "an evicted session is gone from the state store, so a row touching it starts a new one",
         "session_ends": f'{SPARK}: "Sessions use last_event + gap as their end."',
         "trailing_ends": "not applicable (Spark has no trailing windows)",
+        **_other_engines("Spark"),
     },
     kinds=("fixed", "session"),
     unsupported={

@@ -1,0 +1,45 @@
+"""`windtunnel compare FILE --profiles ...`: table and JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from windtunnel.cli.main import cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_compare_table_marks_differences_and_names_the_rule() -> None:
+    result = CliRunner().invoke(cli, ["compare", str(EXAMPLES / "article-tumbling.yaml"), "--profiles", "tenzir,spark", "--rows-only"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "tenzir" in lines[0] and "spark" in lines[0]
+    differing = [line for line in lines if line.startswith("*")]
+    assert len(differing) == 1
+    assert "180000..240000" in differing[0] and "spark: end_of_input" in differing[0]
+    assert lines[-1] == "1 difference across tenzir, spark"
+
+
+def test_compare_json() -> None:
+    result = CliRunner().invoke(cli, ["compare", str(EXAMPLES / "article-session.yaml"), "--format", "json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert [p["name"] for p in data["profiles"]] == ["tenzir", "flink", "spark"]
+    assert data["differences"] > 0
+
+
+def test_compare_rejects_a_single_profile_with_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["compare", str(EXAMPLES / "article-session.yaml"), "--profiles", "tenzir"])
+    assert result.exit_code == 2
+    assert "--profiles" in result.output and "Traceback" not in result.output
+
+
+def test_compare_reports_a_bad_file_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("window: {kind: session}\ninput: []\n")
+    result = CliRunner().invoke(cli, ["compare", str(path)])
+    assert result.exit_code == 2
+    assert "window.gap" in result.output
