@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.timeparse import format_duration
 from windtunnel.simulator.items import layout
 from windtunnel.simulator.payloads import Table, Workload, payload_json
 from windtunnel.simulator.records import Records, kafka_records
@@ -48,7 +49,10 @@ def scenario_header(simulation: Simulation) -> dict[str, Any]:
         header["rules"] = {"clock_scope": "stream"}
     header["time_unit"] = "ms"
     header["start_wall"] = knobs.start_ms
-    header["window"] = spec.window_block(workload.time_field)
+    header["window"] = {
+        name: format_duration(value) if name in ("size", "every", "tolerance") else value
+        for name, value in spec.window_block(workload.time_field).items()
+    }
     if spec.clock_scope == "key":
         header["group_by"] = workload.group_by()
     header["aggregate"] = dict(workload.aggregate)
