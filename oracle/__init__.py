@@ -49,5 +49,6 @@ __all__ = [
 ]
 
 # Profiles defined in their own modules register themselves (profile, kinds, operators) on import.
+from windtunnel.oracle import ekuiper_profile as _ekuiper_profile  # noqa: F401
 from windtunnel.oracle import kdb_profile as _kdb_profile  # noqa: F401
 from windtunnel.oracle import timeplus_profile as _timeplus_profile  # noqa: F401

@@ -1,0 +1,200 @@
+"""eKuiper windows (``seeds/ekuiper-windows.md``; rules E1-E12 in docs/semantics.md).
+
+Every eKuiper window is over the whole stream: ``GROUP BY`` keys split a window's rows, they do
+not get windows or clocks of their own. The clock is the arrival wall clock (processing time)
+or, in event time, the watermark ``max timestamp - lateness``, moved by every event. A record
+behind the watermark is late. Windows fire when the clock reaches their end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel.oracle.driver import Context, Group, Operator
+from windtunnel.oracle.ekuiper_spec import EkuiperWindows, natural_origin_ms
+from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.stream import Event
+from windtunnel.oracle.window_rows import Rows
+
+ERROR_FIELD = "_error"
+"""An input event carrying this field is an upstream error event (E11)."""
+
+Record = tuple[int, Group, Mapping[str, Any], int]  # (time, group, payload, seq)
+
+
+def ekuiper_from_fixed(spec: FixedWindows) -> EkuiperWindows:
+    """The generic ``fixed`` kind under the ekuiper profile: tumbling or hopping windows in
+    seconds; ``tolerance`` is the event-time lateness. Raises InvalidSpec for idle_timeout."""
+    from windtunnel.oracle.errors import InvalidSpec
+
+    if spec.idle_timeout_ms is not None:
+        raise InvalidSpec("window.idle_timeout", spec.idle_timeout_ms,
+                          "eKuiper windows have no idle timeout", "remove it under ekuiper")
+    hopping = spec.every_ms is not None and spec.every_ms != spec.size_ms
+    return EkuiperWindows(
+        "hopping" if hopping else "tumbling", unit="ms", size_ms=spec.size_ms,
+        hop_ms=spec.every_ms if hopping else None, on=spec.on, lateness_ms=spec.tolerance_ms,
+    )
+
+
+class EkuiperOperator(Operator):
+    """Shared by every eKuiper window kind: errors, FILTER, the clock, WHERE, HAVING, output."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        spec = query.window
+        if isinstance(spec, FixedWindows):
+            spec = ekuiper_from_fixed(spec)
+        assert isinstance(spec, EkuiperWindows)
+        self.spec = spec
+        self.rules = ctx.rules
+        self.rows = Rows(query)
+        self.event_time = spec.event_time
+        where_first = (spec.where is not None and ctx.rules.where_placement == "per_kind"
+                       and not spec.event_time and spec.window in ("tumbling", "hopping",
+                                                                   "session"))
+        self.before = [c for c in (spec.filter, spec.where if where_first else None) if c]
+        self.after = None if where_first else spec.where
+        self.emit_empty = ctx.rules.empty_windows == "emit"
+        self.max_ms: int | None = None
+        # HAVING may name a call such as count(*): it reads the column computing it
+        self.calls = {} if query.aggregate is None else {
+            f"{a.function}({a.field or ('*' if a.function == 'count' else '')})".lower(): a.name
+            for a in query.aggregate
+        }
+
+    # --- E9/E11: errors, FILTER; E10: the clock and late records
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        payload = event.payload
+        if ERROR_FIELD in payload:
+            out.append(Drop(event.seq, "error", (), f"error event forwarded to the sink: "
+                                                    f"{payload[ERROR_FIELD]}"))
+            return
+        for condition in self.before:
+            if not condition.holds(payload):
+                out.append(Drop(event.seq, "filtered", (), f"({condition}) is false before "
+                                                           "windowing"))
+                return
+        if self.event_time:
+            watermark = self.clock()
+            if watermark is not None and t_ms < watermark:
+                out.append(Drop(event.seq, "late", (), f"event time {t_ms} is behind the "
+                                                       f"watermark {watermark}"))
+                return
+            if self.max_ms is None or t_ms > self.max_ms:
+                self.max_ms = t_ms
+        self.accept((t_ms, group, payload, event.seq), ctx, out)
+        if self.event_time:
+            clock = self.clock()
+            assert clock is not None
+            self.advance(clock, ctx, ctx.wall_ms, out)
+
+    def clock(self) -> int | None:
+        """The watermark (event time) or None before the first event."""
+        return None if self.max_ms is None else self.max_ms - self.spec.lateness_ms
+
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        if not self.event_time:
+            self.advance(ctx.wall_ms, ctx, ctx.wall_ms, out)
+
+    def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        raise NotImplementedError
+
+    def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
+        """The clock moved to ``clock_ms``: fire what is due."""
+
+    # --- E9: WHERE after windowing; E8: HAVING; one row set per group
+    def emit(self, out: list[Output], ref: WindowRef, records: list[Record], reason: str,
+             ctx: Context, wall_ms: int, *, partial: bool = False) -> None:
+        kept = [r for r in records if self.after is None or self.after.holds(r[2])]
+        by_group: dict[int, tuple[Group, list[Mapping[str, Any]]]] = {}
+        for _, group, payload, _ in kept:
+            by_group.setdefault(group.index, (group, []))[1].append(payload)
+        if not by_group:
+            if not self.emit_empty:
+                return
+            emitted = [(None, self.rows.rows([], ref.start_ms, ref.end_ms))]
+        else:
+            emitted = [(g.value, self.rows.rows(p, ref.start_ms, ref.end_ms))
+                       for g, p in by_group.values()]
+        having = self.spec.having
+        for value, rows in emitted:
+            for row in rows:
+                if having is None or having.holds(
+                    {**row, **{call: row.get(name) for call, name in self.calls.items()}}
+                ):
+                    out.append(Emission(ref, value, row, reason, ctx.after_seq, wall_ms, partial))
+
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        if self.rules.end_of_input == "flush":
+            self.flush(ctx, out)
+
+    def flush(self, ctx: Context, out: list[Output]) -> None:
+        """Emit what is open at end of input (rule ``end_of_input: flush``; eKuiper loses it)."""
+
+
+class GridOperator(EkuiperOperator):
+    """TUMBLINGWINDOW and HOPPINGWINDOW: windows on a grid aligned to natural time (E2, E3)."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        super().__init__(query, ctx)
+        assert self.spec.size_ms is not None
+        self.size_ms = self.spec.size_ms
+        self.step_ms = self.spec.step_ms
+        self.buffer: list[Record] = []
+        self.origin_ms: int | None = None
+        self.next_start_ms: int | None = None
+        self.first_reported = False
+        if not self.event_time:  # processing time: windows run from the rule's start
+            self._start_grid(ctx.wall_ms)
+
+    def _start_grid(self, t_ms: int) -> None:
+        self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
+        first = t_ms - self.size_ms + 1
+        self.next_start_ms = first + (self.origin_ms - first) % self.step_ms
+        self.first_ms = t_ms
+
+    def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        if self.next_start_ms is None:
+            self._start_grid(record[0])
+        self.buffer.append(record)
+
+    def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
+        start = self.next_start_ms
+        if start is None:
+            return
+        while start + self.size_ms <= clock_ms:
+            if not self.emit_empty and not any(start <= r[0] for r in self.buffer):
+                # nothing left to emit: jump past every due window
+                start += (clock_ms - start - self.size_ms) // self.step_ms * self.step_ms
+                start += self.step_ms
+                break
+            end = start + self.size_ms
+            records = [r for r in self.buffer if start <= r[0] < end]
+            self.emit(out, self._ref(start, end), records, "close", ctx, wall_ms)
+            start += self.step_ms
+            self.buffer = [r for r in self.buffer if r[0] >= start]
+        self.next_start_ms = start
+
+    def _ref(self, start: int, end: int) -> WindowRef:
+        """E12: the first event-time window reports the first event's time (rule first_window)."""
+        if (self.event_time and not self.first_reported
+                and self.rules.first_window == "first_event"):
+            self.first_reported = True
+            if self.spec.window == "tumbling":
+                return WindowRef(self.first_ms, end)
+            return WindowRef(self.first_ms - self.step_ms, end)
+        self.first_reported = True
+        return WindowRef(start, end)
+
+    def flush(self, ctx: Context, out: list[Output]) -> None:
+        start = self.next_start_ms
+        while start is not None and self.buffer and start <= max(r[0] for r in self.buffer):
+            records = [r for r in self.buffer if start <= r[0] < start + self.size_ms]
+            if records:
+                self.emit(out, self._ref(start, start + self.size_ms), records, "end_of_input",
+                          ctx, ctx.wall_ms, partial=True)
+            start += self.step_ms

@@ -1,0 +1,151 @@
+"""eKuiper SLIDINGWINDOW, SESSIONWINDOW and COUNTWINDOW (E4-E7 in docs/semantics.md)."""
+
+from __future__ import annotations
+
+from windtunnel.oracle.driver import Context
+from windtunnel.oracle.ekuiper import EkuiperOperator, Record
+from windtunnel.oracle.ekuiper_spec import natural_origin_ms
+from windtunnel.oracle.results import Output, WindowRef
+from windtunnel.oracle.spec import Query
+
+
+class SlidingOperator(EkuiperOperator):
+    """E4: one window ``[t - size, t + delay]`` (both ends included) per triggering event.
+
+    Without a delay the window is emitted when its event arrives, holding the events seen so
+    far; with one, when the clock reaches ``t + delay``. ``OVER (WHEN c)``: only events for
+    which ``c`` holds trigger.
+    """
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        super().__init__(query, ctx)
+        assert self.spec.size_ms is not None
+        self.size_ms = self.spec.size_ms
+        self.delay_ms = self.spec.delay_ms
+        self.buffer: list[Record] = []
+        self.pending: list[int] = []  # trigger times waiting for their delay
+
+    def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        self.buffer.append(record)
+        when = self.spec.when
+        if when is not None and not when.holds(record[2]):
+            return
+        if self.delay_ms == 0:
+            self._fire(record[0], ctx, ctx.wall_ms, out)
+        else:
+            self.pending.append(record[0])
+            self.pending.sort()
+
+    def _fire(self, t_ms: int, ctx: Context, wall_ms: int, out: list[Output],
+              reason: str = "close", partial: bool = False) -> None:
+        lo, hi = t_ms - self.size_ms, t_ms + self.delay_ms
+        records = [r for r in self.buffer if lo <= r[0] <= hi]
+        self.emit(out, WindowRef(lo, hi), records, reason, ctx, wall_ms, partial=partial)
+
+    def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
+        while self.pending and self.pending[0] + self.delay_ms <= clock_ms:
+            self._fire(self.pending.pop(0), ctx, wall_ms, out)
+        oldest = min([clock_ms - self.delay_ms, *self.pending]) - self.size_ms
+        self.buffer = [r for r in self.buffer if r[0] >= oldest]
+
+    def flush(self, ctx: Context, out: list[Output]) -> None:
+        for t_ms in self.pending:
+            self._fire(t_ms, ctx, ctx.wall_ms, out, "end_of_input", partial=True)
+        self.pending = []
+
+
+class SessionOperator(EkuiperOperator):
+    """E5: a session grows while events are at most ``timeout`` apart; the maximum duration is
+    checked only at ticks on the natural-time grid every ``max_duration``, where a session
+    lasting at least that long is cut (the next session starts at the tick)."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        super().__init__(query, ctx)
+        assert self.spec.timeout_ms is not None and self.spec.max_duration_ms is not None
+        self.timeout_ms = self.spec.timeout_ms
+        self.max_ms_ = self.spec.max_duration_ms
+        self.records: list[Record] = []
+        self.start_ms: int | None = None
+        self.last_ms: int | None = None
+        self.origin_ms: int | None = None
+
+    def _next_tick(self, after_ms: int) -> int:
+        """The first tick strictly after ``after_ms``."""
+        assert self.origin_ms is not None
+        step = self.max_ms_
+        return after_ms + step - (after_ms - self.origin_ms) % step
+
+    def _cut_ticks(self, upto_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
+        """Apply every tick in (start, upto_ms]: cut the session where it reached the maximum."""
+        while self.start_ms is not None and (tick := self._next_tick(self.start_ms)) <= upto_ms:
+            while tick - self.start_ms < self.max_ms_ and tick <= upto_ms:
+                tick += self.max_ms_
+            if tick > upto_ms:
+                return
+            before = [r for r in self.records if r[0] < tick]
+            self.emit(out, WindowRef(self.start_ms, tick), before, "close", ctx, wall_ms)
+            self.records = [r for r in self.records if r[0] >= tick]
+            if self.records:
+                self.start_ms = tick
+                self.last_ms = max(r[0] for r in self.records)
+            else:
+                self.start_ms = self.last_ms = None
+
+    def _close(self, ctx: Context, wall_ms: int, out: list[Output], reason: str = "close",
+               partial: bool = False) -> None:
+        assert self.start_ms is not None and self.last_ms is not None
+        ref = WindowRef(self.start_ms, self.last_ms + self.timeout_ms)
+        self.emit(out, ref, self.records, reason, ctx, wall_ms, partial=partial)
+        self.records = []
+        self.start_ms = self.last_ms = None
+
+    def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        t_ms = record[0]
+        if self.origin_ms is None:
+            self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
+        self._cut_ticks(t_ms, ctx, ctx.wall_ms, out)
+        if self.last_ms is not None and t_ms - self.last_ms > self.timeout_ms:
+            self._close(ctx, ctx.wall_ms, out)
+        if self.start_ms is None:
+            self.start_ms = t_ms
+        self.records.append(record)
+        self.last_ms = t_ms if self.last_ms is None else max(self.last_ms, t_ms)
+
+    def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
+        self._cut_ticks(clock_ms, ctx, wall_ms, out)
+        if self.last_ms is not None and clock_ms > self.last_ms + self.timeout_ms:
+            self._close(ctx, wall_ms, out)
+
+    def flush(self, ctx: Context, out: list[Output]) -> None:
+        if self.start_ms is not None:
+            self._close(ctx, ctx.wall_ms, out, "end_of_input", partial=True)
+
+
+class CountOperator(EkuiperOperator):
+    """E6: nothing until ``count`` events; then the latest ``count`` events every ``interval``
+    events (default ``count``: tumbling). Offsets count the stream's events from 0."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        super().__init__(query, ctx)
+        assert self.spec.count is not None
+        self.count = self.spec.count
+        self.interval = self.spec.interval or self.spec.count
+        self.seen = 0
+        self.last_trigger = 0
+        self.latest: list[Record] = []
+
+    def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        self.seen += 1
+        self.latest.append(record)
+        del self.latest[: -self.count]
+        if self.seen >= self.count and self.seen % self.interval == 0:
+            ref = WindowRef(start_offset=self.seen - self.count, end_offset=self.seen)
+            self.emit(out, ref, list(self.latest), "count", ctx, ctx.wall_ms)
+            self.last_trigger = self.seen
+
+    def flush(self, ctx: Context, out: list[Output]) -> None:
+        fresh = self.seen - self.last_trigger
+        if fresh:
+            records = self.latest[-min(fresh, self.count):]
+            ref = WindowRef(start_offset=self.seen - len(records), end_offset=self.seen)
+            self.emit(out, ref, records, "end_of_input", ctx, ctx.wall_ms, partial=True)

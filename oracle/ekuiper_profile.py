@@ -1,0 +1,142 @@
+"""The ``ekuiper`` profile: its rules, the ``ekuiper`` scenario kind and its operators.
+
+Scenario kind ``ekuiper``: ``{kind: ekuiper, type: tumbling|hopping|sliding|session|count,
+unit: ss, size: 10, hop: 5, delay: 2, timeout: 2, max_duration: 10, count: 5, interval: 2,
+on: ts, lateness: 1s, timezone: UTC, filter: "x > 1", where: "...", having: "...",
+when: "..."}``. Plain numbers for size, hop, delay, timeout and max_duration are in ``unit``
+(as in ``TUMBLINGWINDOW(ss, 10)``); ``on`` absent means processing time (``now()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel.oracle.conditions import Condition, parse_condition
+from windtunnel.oracle.driver import Context, Operator
+from windtunnel.oracle.ekuiper import EkuiperOperator, GridOperator, ekuiper_from_fixed
+from windtunnel.oracle.ekuiper_more import CountOperator, SessionOperator, SlidingOperator
+from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
+from windtunnel.oracle.engine import register_operator
+from windtunnel.oracle.errors import InvalidScenario
+from windtunnel.oracle.profiles import ENGINES, Profile, register
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.timeparse import parse_duration_ms
+
+EKUIPER_PAGE = "seeds/ekuiper-windows.md"
+
+EKUIPER = register(
+    Profile(
+        name="ekuiper",
+        summary="LF Edge eKuiper SQL windows: processing time by default, natural-time alignment "
+        "in a time zone, per-record late test, empty windows emitted, nothing flushed at end.",
+        rules=Rules(
+            close_at="reaches",
+            late_test="record",
+            clock_scope="stream",
+            empty_windows="emit",
+            end_of_input="discard",
+            every_greater_than_size="accept",
+            session_gap="inclusive",
+            where_placement="after",
+            first_window="aligned",
+        ),
+        sources={
+            "close_at": f'{ENGINES}: eKuiper: "A window fires when the watermark reaches its end."',
+            "late_test": f'{ENGINES}: eKuiper: "a record with ts < watermark is dropped on arrival '
+            'even when its window is still open (ts == watermark is kept)"',
+            "clock_scope": f'{EKUIPER_PAGE}: "You use the window functions in the GROUP BY clause" '
+            "(one window over the stream; GROUP BY keys split its rows)",
+            "empty_windows": f'{ENGINES}: eKuiper: "Empty time windows are emitted as empty '
+            'results."',
+            "end_of_input": f'{ENGINES}: eKuiper: "No flush at end of input: open windows are lost '
+            'when the source ends."',
+            "every_greater_than_size": f'{ENGINES}: eKuiper: "A hop larger than the size is '
+            'accepted (gapped windows)"',
+            "session_gap": f'{ENGINES}: eKuiper: "split when next - previous > timeout (equal gap '
+            'stays in the session)"',
+            "where_placement": f'{EKUIPER_PAGE}: "Unlike where clause, the filter clause runs '
+            f'before the window partitioning." (per kind in the engine: {ENGINES})',
+            "first_window": f'{EKUIPER_PAGE}: "The time intervals will align to the nature time." '
+            f"(the engine's first event-time window differs: {ENGINES})",
+            "alignment": f'{EKUIPER_PAGE}: "a 10 second time window will always end at each 10s '
+            'second ... A day window will always end in 24:00 local time."',
+        },
+        kinds=("fixed", "ekuiper"),
+    )
+)
+
+_OPERATORS: dict[str, type[EkuiperOperator]] = {
+    "tumbling": GridOperator,
+    "hopping": GridOperator,
+    "sliding": SlidingOperator,
+    "session": SessionOperator,
+    "count": CountOperator,
+}
+
+
+def ekuiper_operator(query: Query, ctx: Context) -> Operator:
+    """The operator for an eKuiper window spec (or a generic fixed spec)."""
+    spec = query.window
+    window = ekuiper_from_fixed(spec).window if isinstance(spec, FixedWindows) else (
+        spec.window if isinstance(spec, EkuiperWindows) else "")
+    return _OPERATORS[window](query, ctx)
+
+
+register_operator(EkuiperWindows, profile="ekuiper")(ekuiper_operator)
+register_operator(FixedWindows, profile="ekuiper")(ekuiper_operator)
+
+_KEYS = ("type", "unit", "size", "hop", "delay", "timeout", "max_duration", "count", "interval",
+         "on", "lateness", "timezone", "filter", "where", "having", "when")
+
+
+def _length(block: Mapping[str, Any], key: str, unit: str) -> int | None:
+    value = block.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value * EKUIPER_UNITS_MS[unit]
+    return parse_duration_ms(value, f"window.{key}")
+
+
+def _condition(block: Mapping[str, Any], key: str) -> Condition | None:
+    text = block.get(key)
+    return None if text is None else parse_condition(text, f"window.{key}")
+
+
+@window_kind("ekuiper", _KEYS)
+def _ekuiper(block: Mapping[str, Any], time_unit: str, rules: Rules) -> EkuiperWindows:
+    window = block.get("type")
+    if window is None:
+        raise InvalidScenario("window.type", None, "is required",
+                              "add type: tumbling (or hopping, sliding, session, count)")
+    unit = unit_of(block.get("unit", "ss"), "window.unit")
+    count = block.get("count")
+    interval = block.get("interval")
+    for key, value in (("count", count), ("interval", interval)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidScenario(f"window.{key}", value, "must be a whole number",
+                                  f"write {key}: 5")
+    timezone = block.get("timezone", "UTC")
+    if not isinstance(timezone, str):
+        raise InvalidScenario("window.timezone", timezone, "must be a zone name", "write UTC")
+    return EkuiperWindows(
+        window,
+        unit=unit,
+        size_ms=_length(block, "size", unit),
+        hop_ms=_length(block, "hop", unit),
+        delay_ms=_length(block, "delay", unit) or 0,
+        timeout_ms=_length(block, "timeout", unit),
+        max_duration_ms=_length(block, "max_duration", unit),
+        count=count,
+        interval=interval,
+        on=block.get("on", NOW),
+        lateness_ms=duration(block, "lateness", time_unit, 0) or 0,
+        timezone=timezone,
+        filter=_condition(block, "filter"),
+        where=_condition(block, "where"),
+        having=_condition(block, "having"),
+        when=_condition(block, "when"),
+    )
