@@ -76,26 +76,26 @@ class SessionOperator(EkuiperOperator):
         return after_ms + step - (after_ms - self.origin_ms) % step
 
     def _cut_ticks(self, upto_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
-        """Apply every tick in (start, upto_ms]: cut the session where it reached the maximum."""
-        while self.start_ms is not None and (tick := self._next_tick(self.start_ms)) <= upto_ms:
-            while tick - self.start_ms < self.max_ms_ and tick <= upto_ms:
+        """Apply every tick in (start, upto_ms] before the session's timeout: cut the session
+        where it has lasted at least the maximum; it goes on from the tick."""
+        while self.start_ms is not None and self.last_ms is not None:
+            tick = self._next_tick(self.start_ms)
+            while tick - self.start_ms < self.max_ms_:
                 tick += self.max_ms_
-            if tick > upto_ms:
+            if tick > min(upto_ms, self.last_ms + self.timeout_ms):
                 return
             before = [r for r in self.records if r[0] < tick]
-            self.emit(out, WindowRef(self.start_ms, tick), before, "close", ctx, wall_ms)
+            if before:
+                self.emit(out, WindowRef(self.start_ms, tick), before, "close", ctx, wall_ms)
             self.records = [r for r in self.records if r[0] >= tick]
-            if self.records:
-                self.start_ms = tick
-                self.last_ms = max(r[0] for r in self.records)
-            else:
-                self.start_ms = self.last_ms = None
+            self.start_ms = tick
 
     def _close(self, ctx: Context, wall_ms: int, out: list[Output], reason: str = "close",
                partial: bool = False) -> None:
         assert self.start_ms is not None and self.last_ms is not None
-        ref = WindowRef(self.start_ms, self.last_ms + self.timeout_ms)
-        self.emit(out, ref, self.records, reason, ctx, wall_ms, partial=partial)
+        if self.records:
+            ref = WindowRef(self.start_ms, self.last_ms + self.timeout_ms)
+            self.emit(out, ref, self.records, reason, ctx, wall_ms, partial=partial)
         self.records = []
         self.start_ms = self.last_ms = None
 
