@@ -191,11 +191,13 @@ class KdbTimeOperator(Operator):
             first = self.spec.first_start(t_ms)
             if frontier.next_start_ms is None or first < frontier.next_start_ms:
                 frontier.next_start_ms = first
-        if t_ms < frontier.next_start_ms:
+        next_start = frontier.next_start_ms
+        assert next_start is not None
+        if t_ms < next_start:
             if self.spec.passthrough:
                 buffer.late.append(record)
             else:
-                out.append(self._late_drop(record, frontier.next_start_ms))
+                out.append(self._late_drop(record, next_start))
         else:
             buffer.records.append(record)
             buffer.dirty = True

@@ -81,8 +81,7 @@ class TimeplusOperator(Operator):
         self._streams: list[_Stream] = [] if self._shared is None else [self._shared]
         self._batch_ms = spec.emit.batch_ms
         self._next_batch_tick_ms = None if self._batch_ms is None else ctx.wall_ms + self._batch_ms
-        strict = ctx.rules.session_gap == "exclusive"
-        self._joins = (lambda gap: gap < spec.size_ms) if strict else (lambda gap: gap <= spec.size_ms)
+        self._strict_gap = ctx.rules.session_gap == "exclusive"
 
     def _stream(self, group: Group) -> _Stream:
         if group.state is None:
@@ -134,6 +133,11 @@ class TimeplusOperator(Operator):
                           None)
             targets.append(window or self._new(stream, group, start, start + size))
         return targets
+
+    def _joins(self, gap_ms: int) -> bool:
+        """Rule session_gap: a gap equal to the timeout splits (exclusive) or joins."""
+        timeout = self.spec.size_ms
+        return gap_ms < timeout if self._strict_gap else gap_ms <= timeout
 
     def _session_for(self, stream: _Stream, group: Group, t_ms: int) -> list[_Window]:
         timeout, cap = self.spec.size_ms, self.spec.max_size_ms
