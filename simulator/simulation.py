@@ -79,6 +79,8 @@ class Summary:
 class Simulation:
     """A generated stream: ``chunks()`` of labelled records; see the module docstring.
 
+    A simulation is consumed once (``summary`` counts what was generated); build a new
+    one from the same workload name, seed and knobs to get the same stream again.
     Raises InvalidInput when the knobs leave no key to send while others are idle.
     """
 

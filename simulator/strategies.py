@@ -105,7 +105,7 @@ def window_blocks(
                 draw, min_size_ms, max_size_ms, hopping, max_tolerance_ms, max_count
             )
         )
-        if idle_timeouts and kind == "fixed":
+        if idle_timeouts and kind in ("fixed", "session"):
             idle = draw(st.none() | st.integers(1, max_idle_timeout_ms))
             if idle is not None:
                 block["idle_timeout"] = idle
@@ -132,7 +132,11 @@ def _fixed_block(
 def _session_block(
     draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
 ) -> dict[str, Any]:
-    return {"gap": draw(_size(lo, hi))}
+    block: dict[str, Any] = {"gap": draw(_size(lo, hi))}
+    tolerance = draw(st.integers(0, max_tol))
+    if tolerance:
+        block["tolerance"] = tolerance
+    return block
 
 
 def _count_block(
@@ -150,7 +154,12 @@ def _count_block(
 def _trailing_block(
     draw: st.DrawFn, lo: int, hi: int, hopping: bool, max_tol: int, max_count: int
 ) -> dict[str, Any]:
-    return {"size": draw(_size(lo, hi))}
+    block: dict[str, Any] = {"size": draw(_size(lo, hi))}
+    if hopping:
+        every = draw(st.none() | st.integers(1, hi))
+        if every is not None:
+            block["every"] = every
+    return block
 
 
 _KIND_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {

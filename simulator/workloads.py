@@ -166,5 +166,7 @@ def simulate(workload: str, **options: Any) -> Simulation:
             "WORKLOAD", workload, "unknown workload", f"use one of {', '.join(WORKLOADS)}"
         )
     kind = WORKLOADS[workload]
+    if {"duration", "duration_ms"} & set(options) and "events" not in options:
+        options["events"] = None  # a duration alone decides the length
     knobs = knobs_from_options({**kind.defaults, **options})
     return Simulation(kind(knobs))

@@ -81,7 +81,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, monkeyp
 def test_unreachable_kafka_is_reported_not_hung(tmp_path: Path) -> None:
     result = invoke(
         "generate", "bare", "-n", "10", "--format", "kafka", "--bootstrap", "127.0.0.1:1",
-        "--kafka-connect-timeout", "2",
+        "--kafka-connect-timeout", "1",
     )  # fmt: skip
     assert result.exit_code == 2
     assert "cannot reach the Kafka cluster" in result.stderr

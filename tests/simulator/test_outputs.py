@@ -49,7 +49,7 @@ def digest(path: Path) -> str:
 def test_scenario_replays_and_its_ground_truth_holds(
     tmp_path: Path, suffix: str, workload: str
 ) -> None:
-    path = write("scenario", tmp_path / f"s{suffix}", workload, events=1_500)
+    path = write("scenario", tmp_path / f"s{suffix}", workload, events=600)
     scenario = load_scenario(path)
     assert scenario.expect is not None and scenario.expect.drops
     assert {r for _, r in scenario.expect.drops} == {"late", "null_time"}
