@@ -4,6 +4,7 @@ Default semantics are Tenzir's ``window`` operator; other engines are named prof
 Time is integer epoch milliseconds; fixed windows are half-open ``[start_ms, end_ms)``.
 """
 
+from windtunnel.oracle.compare import Comparison, compare
 from windtunnel.oracle.engine import replay, run, stream_outputs
 from windtunnel.oracle.errors import (
     InvalidInput,
@@ -16,7 +17,14 @@ from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
 from windtunnel.oracle.results import Drop, Emission, Result, WindowRef
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import Scenario, load_scenario, parse_scenario
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
+from windtunnel.oracle.spec import (
+    Aggregation,
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+)
 from windtunnel.oracle.stream import Advance, Batch, End, Event
 
 __all__ = [
@@ -24,6 +32,8 @@ __all__ = [
     "Advance",
     "Aggregation",
     "Batch",
+    "Comparison",
+    "CountWindows",
     "Drop",
     "Emission",
     "End",
@@ -38,8 +48,11 @@ __all__ = [
     "Result",
     "Rules",
     "Scenario",
+    "SessionWindows",
+    "TrailingWindows",
     "WindowRef",
     "WindtunnelError",
+    "compare",
     "load_scenario",
     "parse_scenario",
     "profile_named",
