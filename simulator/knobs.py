@@ -195,6 +195,13 @@ class Knobs:
             "duplicate_fraction",
         ):
             _number(name, getattr(self, name), 0.0, 1.0)
+        if self.late_fraction > 0.9:
+            raise _fail(
+                "late_fraction",
+                self.late_fraction,
+                "must be at most 0.9: late events do not move the clock, on-time ones must",
+                "give a smaller fraction such as 0.05",
+            )
         if self.null_fraction + self.invalid_fraction + self.late_fraction > 1:
             raise _fail(
                 "late_fraction",
