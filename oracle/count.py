@@ -77,9 +77,11 @@ class CountOperator(Operator):
                 state = key.windows[start] = (
                     None if self.aggregator is None else self.aggregator.new()
                 )
-            ref = WindowRef(start_offset=start, end_offset=start + self.count)
             if self.aggregator is None:
-                out.append(Emission(ref, group.value, dict(event.payload), "event", event.seq, ctx.wall_ms))
+                ref = WindowRef(start_offset=start, end_offset=start + self.count)
+                out.append(
+                    Emission(ref, group.value, dict(event.payload), "event", event.seq, ctx.wall_ms)
+                )
             else:
                 self.aggregator.add(state, event.payload)
             if offset == start + self.count - 1:
