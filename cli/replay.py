@@ -17,23 +17,55 @@ from windtunnel.oracle.scenario import load_scenario
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--engine",
-    type=click.Choice(["oracle"]),
+    type=click.Choice(["oracle", "spark", "both"]),
     default="oracle",
     show_default=True,
-    help="Which engine runs the scenario.",
+    help="Which engine runs the scenario; both compares Spark with the oracle.",
 )
+@click.option(
+    "--micro-batch",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Spark: lone events per micro-batch (scenario batches are micro-batches).",
+)
+@click.option("--master", default=None, help="Spark master, e.g. spark://127.0.0.1:7077.")
+@click.option("--remote", default=None, help="Spark Connect server, e.g. sc://localhost:15002.")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
 )
 @friendly
-def replay_command(file: str, engine: str, fmt: str) -> None:
+def replay_command(
+    file: str, engine: str, fmt: str, micro_batch: int, master: str | None, remote: str | None
+) -> None:
     """Replay a scenario FILE (YAML or JSON) and print every emission and drop.
 
-    Exits 1 when the scenario's expect block does not hold, 2 on invalid input.
+    Exits 1 when the scenario's expect block does not hold (or, with --engine both,
+    when Spark and the oracle diverge), 2 on invalid input.
     """
     scenario = load_scenario(file)
-    result = replay(scenario)
+    divergence: list[str] = []
+    if engine == "oracle":
+        result = replay(scenario)
+    else:
+        from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
+
+        run = replay_scenario(scenario, micro_batch=micro_batch, master=master, remote=remote)
+        result = run.result
+        if engine == "both":
+            divergence = compare_with_oracle(scenario, run)
     click.echo(jsonl(result) if fmt == "jsonl" else table(result.outputs), nl=False)
+    if engine == "both":
+        if divergence:
+            click.echo(f"spark and the oracle diverge for scenario {scenario.name!r}:", err=True)
+            for problem in divergence:
+                click.echo(f"  {problem}", err=True)
+            sys.exit(EXIT_MISMATCH)
+        click.echo(
+            f"spark matches the oracle ({len(result)} outputs, "
+            f"{len(run.feed.batches)} micro-batches)",
+            err=True,
+        )
     if scenario.expect is not None:
         problems = check(scenario.expect, result.outputs)
         if problems:
