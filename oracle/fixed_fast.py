@@ -24,7 +24,16 @@ from windtunnel.oracle.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, checked
 from windtunnel.oracle.timeparse import NotATime, timestamp_ms
 
-_FIXED_RULES = ("clock_scope", "clock_moves", "late_test", "close_order", "empty_windows", "alignment")
+_FIXED_RULES = (
+    "clock_scope",
+    "clock_moves",
+    "clock_floor",
+    "late_test",
+    "close_order",
+    "empty_windows",
+    "alignment",
+    "every_greater_than_size",
+)
 
 
 def eligible(query: Query, rules: Rules, profile: str) -> bool:
