@@ -22,6 +22,7 @@ import tracemalloc
 from collections.abc import Callable
 
 from faker import Faker
+
 from windtunnel.simulator.payloads import payload_json
 from windtunnel.simulator.workloads import simulate
 
@@ -105,7 +106,9 @@ def main() -> None:
     print(f"ratio payload stream / naive loop: {payloads / naive:,.1f}x")
     small, large = args.memory_events
     small_mb, large_mb = peak_memory_mb(small), peak_memory_mb(large)
-    print(f"peak traced memory: {small:,} events {small_mb:,.1f} MiB; {large:,} events {large_mb:,.1f} MiB")
+    print(
+        f"peak traced memory: {small:,} events {small_mb:,.1f} MiB; {large:,} events {large_mb:,.1f} MiB"
+    )
     print(f"memory ratio {large:,} / {small:,} events: {large_mb / small_mb:.2f}")
 
 
