@@ -40,6 +40,7 @@ TOP_LEVEL_KEYS = (
     "time_unit",
     "start_wall",
     "window",
+    "query",
     "group_by",
     "aggregate",
     "aggregate_by",
@@ -132,17 +133,25 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
             "rules", overrides, "must be a mapping", "write rules: {close_at: passes}"
         )
     rules = profile.rules.with_overrides(dict(overrides))
-    if "window" not in data:
-        raise InvalidScenario(
-            "window", None, "is required", "add window: {kind: fixed, size: 10s, on: ts}"
+    if data.get("query") is not None:  # the system's own window clause (oracle/clauses)
+        from windtunnel.oracle.clauses import query_from_scenario
+
+        query = query_from_scenario(
+            data, profile.name, time_unit, _names(data.get("group_by"), "group_by"),
+            _aggregate(data.get("aggregate")), _names(data.get("aggregate_by"), "aggregate_by"),
         )
-    window = parse_window(data["window"], time_unit, rules)
-    query = Query(
-        window=window,
-        group_by=_names(data.get("group_by"), "group_by"),
-        aggregate=_aggregate(data.get("aggregate")),
-        aggregate_by=_names(data.get("aggregate_by"), "aggregate_by"),
-    )
+    else:
+        if "window" not in data:
+            raise InvalidScenario(
+                "window", None, "is required", "add window: {kind: fixed, size: 10s, on: ts}"
+            )
+        window = parse_window(data["window"], time_unit, rules)
+        query = Query(
+            window=window,
+            group_by=_names(data.get("group_by"), "group_by"),
+            aggregate=_aggregate(data.get("aggregate")),
+            aggregate_by=_names(data.get("aggregate_by"), "aggregate_by"),
+        )
     start_wall = data.get("start_wall", 0)
     start_wall_ms = parse_timestamp_ms(start_wall, "start_wall", time_unit)
     if "input" not in data:
