@@ -174,7 +174,8 @@ class GridOperator(EkuiperOperator):
                 break
             end = start + self.size_ms
             records = [r for r in self.buffer if start <= r[0] < end]
-            self.emit(out, self._ref(start, end), records, "close", ctx, wall_ms)
+            fired = wall_ms if self.event_time else end  # processing time: the timer at the end
+            self.emit(out, self._ref(start, end), records, "close", ctx, fired)
             start += self.step_ms
             self.buffer = [r for r in self.buffer if r[0] >= start]
         self.next_start_ms = start

@@ -44,7 +44,8 @@ class SlidingOperator(EkuiperOperator):
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
         while self.pending and self.pending[0] + self.delay_ms <= clock_ms:
-            self._fire(self.pending.pop(0), ctx, wall_ms, out)
+            t_ms = self.pending.pop(0)
+            self._fire(t_ms, ctx, wall_ms if self.event_time else t_ms + self.delay_ms, out)
         oldest = min([clock_ms - self.delay_ms, *self.pending]) - self.size_ms
         self.buffer = [r for r in self.buffer if r[0] >= oldest]
 
