@@ -308,3 +308,19 @@ def test_bridges_join_two_sessions_of_a_key_late() -> None:
         assert len(after) and len(before)
         assert after[0] - ts <= 30_000 and ts - before[-1] <= 30_000
         assert after[0] - before[-1] > 30_000
+
+
+def test_bridges_are_exactly_what_tenzir_session_windows_drop() -> None:
+    # timeline of one viewer (gap 30 s):  a ........ b      then a bridge at (a+b)/2 arrives
+    #   session [a, a] is final once the clock passes a + 30 s; b > a + 30 s got there first
+    from windtunnel.oracle.spec import SessionWindows
+
+    options = {"events": 3_000, "keys": 20, "rate": "0.5", "bridge_fraction": 0.02}
+    table = table_of(simulate("plays", session_gap="30s", **options))
+    bridges = set(table["seq"][table["tag"] == BRIDGE].tolist())
+    sim = simulate("plays", session_gap="30s", **options)
+    query = Query(
+        SessionWindows(gap_ms=30_000), group_by=("viewer",), aggregate=(Aggregation("n", "count"),)
+    )
+    result = run(query, stream_items(sim), start_wall_ms=sim.knobs.start_ms)
+    assert bridges and {d.seq for d in result.drops if d.reason == "late"} == bridges
