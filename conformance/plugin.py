@@ -98,7 +98,7 @@ def replay_on_spark(scenario: Scenario) -> Sequence[Output]:
     """Replay ``scenario`` on the Spark engine (imported only when asked for)."""
     from windtunnel.spark_impl.replay import replay_scenario  # type: ignore[import-not-found,unused-ignore]
 
-    return list(replay_scenario(scenario))
+    return replay_scenario(scenario).result.outputs
 
 
 @pytest.fixture

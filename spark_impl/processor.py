@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 from pyspark import cloudpickle
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from windtunnel.oracle.driver import Driver, Group
 from windtunnel.oracle.engine import operator_for
@@ -157,7 +158,7 @@ def _int(value: Any) -> int | None:
 
 def dump_driver(driver: BucketDriver) -> bytes:
     """The driver's whole state as bytes (cloudpickle: getters are closures)."""
-    return cloudpickle.dumps(driver, protocol=pickle.HIGHEST_PROTOCOL)
+    return bytes(cloudpickle.dumps(driver, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def load_driver(data: bytes) -> BucketDriver:
@@ -207,10 +208,6 @@ def _state_schema() -> Any:
     return StructType([StructField("driver", BinaryType(), True)])
 
 
-try:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-except ImportError:  # pragma: no cover - pyspark without the state API
-    StatefulProcessor = object  # type: ignore[misc,assignment]
 
 
 class WindowProcessor(StatefulProcessor):  # type: ignore[misc]

@@ -111,14 +111,14 @@ class _Q:
     def keys(self) -> list[str]:
         if self.take("enlist"):
             if self.take("["):
-                keys = self.keys()
+                inner = self.keys()
                 self.expect("]")
-                return keys
+                return inner
             return self.keys()
         if self.take("("):
-            keys = self.keys()
+            inner = self.keys()
             self.expect(")")
-            return keys
+            return inner
         keys: list[str] = []
         while self.peek()[0] == "sym":
             symbols = self.next()[1]
@@ -202,7 +202,7 @@ def _spec(q: _Q, operator: str, args: list[Any], options: dict[str, Any]) -> Win
         value = options.get(name, False)
         if not isinstance(value, bool):
             q.fail(f"`{name} must be a boolean such as 1b")
-        return value
+        return bool(value)
 
     count_trigger = options.get("countTrigger")
     if operator == "count":

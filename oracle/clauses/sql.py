@@ -151,7 +151,8 @@ def parse_ekuiper_sql(text: str, field: str = "query", *, on: str = NOW, latenes
         else:
             tokens.fail("expected FILTER (WHERE ...), OVER (WHEN ...) or HAVING")
     spec = EkuiperWindows(**window, on=on, lateness_ms=lateness_ms, timezone=timezone,
-                          where=where, **conditions)
+                          where=where, filter=conditions.get("filter"),
+                          when=conditions.get("when"), having=conditions.get("having"))
     return Query(spec, group_by=tuple(group_by), aggregate=aggregate)
 
 

@@ -68,7 +68,8 @@ def parse_tql(text: str, field: str = "query") -> Query:
             break
     if "size" not in options:
         tokens.fail("window needs size=")
-    aggregate, by = None, ()
+    aggregate: tuple[Aggregation, ...] | None = None
+    by: tuple[str, ...] = ()
     if tokens.take("{"):
         aggregate, by = _summarize(tokens)
         tokens.expect("}")
