@@ -21,7 +21,7 @@ from windtunnel.oracle.fixed import close_offset_ms, late_drop
 from windtunnel.oracle.results import Emission, Output, WindowRef
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import NOW, FixedWindows, Query
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.stream import Batch, End, Event, Item, StreamChecker
 from windtunnel.oracle.timeparse import NotATime, timestamp_ms
 
 _FIXED_RULES = (
@@ -93,27 +93,42 @@ def fast_outputs(
         for row in rows([state] if count_only else state, start, start + size):
             yield Emission(ref, key.value, row, reason, after_seq, wall, partial)
 
-    for item in checked(items, start_wall_ms):
+    def end() -> Iterator[Emission]:
+        if flush:
+            remaining = sorted(
+                ((s + size, s, k.index, k) for k in keys.values() for s in k.windows),
+                key=lambda entry: entry[:3],
+            )
+            for _, start, _, key in remaining:
+                yield from emit(key, start, key.windows[start], "end_of_input", True)
+
+    # The stream's validity rules are StreamChecker's; the one-event case is tested inline.
+    checker = StreamChecker(start_wall_ms)
+    next_seq = 0
+    ended = False
+    for index, item in enumerate(items):
         if type(item) is Event:
+            at_ms = item.at_ms
+            if ended or item.seq != next_seq or (at_ms is not None and at_ms < wall):
+                checker.wall_ms, checker.next_seq = wall, next_seq
+                checker.item(index, item)  # raises InvalidStream
+            next_seq += 1
             events: Iterable[Event] = (item,)
-        elif type(item) is Batch:
-            events = item.events
-        elif isinstance(item, Advance):
-            wall = max(wall, item.to_ms)
-            continue
         else:
-            assert isinstance(item, End)
-            if flush:
-                remaining = sorted(
-                    ((s + size, s, k.index, k) for k in keys.values() for s in k.windows),
-                    key=lambda entry: entry[:3],
-                )
-                for _, start, _, key in remaining:
-                    yield from emit(key, start, key.windows[start], "end_of_input", True)
-            continue
+            checker.wall_ms, checker.next_seq = wall, next_seq
+            checker.item(index, item)
+            next_seq = checker.next_seq
+            if type(item) is Batch:
+                events = item.events  # the wall clock moves event by event below
+            else:
+                wall = checker.wall_ms
+                if isinstance(item, End):
+                    ended = True
+                    yield from end()
+                continue
         for event in events:
             at_ms = event.at_ms
-            if at_ms is not None and at_ms > wall:
+            if at_ms is not None:
                 wall = at_ms
             payload = event.payload
             # the group, created before the time is read (as the reference does)
@@ -212,3 +227,5 @@ def fast_outputs(
                     for s in due:
                         yield from emit(key, s, windows.pop(s), "close", False)
                     key.earliest_close = min(windows) + span if windows else None
+    if not ended:
+        yield from end()

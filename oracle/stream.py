@@ -91,57 +91,77 @@ def events_of(items: Iterable[Item]) -> Iterator[Event]:
             yield from item.events
 
 
-def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
-    """The items unchanged, raising InvalidStream on a wall clock going back,
-    a seq out of order, or anything after ``End``. Appends ``End`` if missing."""
-    wall = start_wall_ms
-    next_seq = 0
-    ended = False
-    for index, item in enumerate(items):
-        if ended:
+class StreamChecker:
+    """The stream's validity rules, item by item: the wall clock never goes back, events
+    are numbered 0, 1, 2, ... in stream order, and nothing follows ``End``.
+
+    ``wall_ms`` and ``next_seq`` are public so a fast consumer can test the common case
+    (one event) inline and call :meth:`item` for everything else.
+    """
+
+    __slots__ = ("ended", "next_seq", "wall_ms")
+
+    def __init__(self, start_wall_ms: int = 0) -> None:
+        self.wall_ms = start_wall_ms
+        self.next_seq = 0
+        self.ended = False
+
+    def item(self, index: int, item: Item) -> None:
+        """Check ``input[index]``; raises InvalidStream naming the field and the fix."""
+        if self.ended:
             raise InvalidStream(
                 f"input[{index}]", item, "comes after end of input", "remove it or the end"
             )
-        events: tuple[Event, ...] = ()
         if isinstance(item, Event):
-            events = (item,)
+            self.event(index, item)
         elif isinstance(item, Batch):
-            events = item.events
+            for event in item.events:
+                self.event(index, event)
         elif isinstance(item, Advance):
-            if item.to_ms < wall:
+            if item.to_ms < self.wall_ms:
                 raise InvalidStream(
                     f"input[{index}].at",
                     item.to_ms,
-                    f"the wall clock cannot go back (it is at {wall})",
+                    f"the wall clock cannot go back (it is at {self.wall_ms})",
                     "give a later time",
                 )
-            wall = item.to_ms
+            self.wall_ms = item.to_ms
         elif isinstance(item, End):
-            ended = True
+            self.ended = True
         else:
             raise InvalidStream(
                 f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End"
             )
-        for event in events:
-            if event.seq != next_seq:
+
+    def event(self, index: int, event: Event) -> None:
+        """Check one event of ``input[index]`` (its seq and arrival time)."""
+        if event.seq != self.next_seq:
+            raise InvalidStream(
+                f"input[{index}].seq",
+                event.seq,
+                f"expected seq {self.next_seq}",
+                "number events 0, 1, 2, ...",
+            )
+        self.next_seq += 1
+        if event.at_ms is not None:
+            if event.at_ms < self.wall_ms:
                 raise InvalidStream(
-                    f"input[{index}].seq",
-                    event.seq,
-                    f"expected seq {next_seq}",
-                    "number events 0, 1, 2, ...",
+                    f"input[{index}].at",
+                    event.at_ms,
+                    f"the wall clock cannot go back (it is at {self.wall_ms})",
+                    "give a later arrival time",
                 )
-            next_seq += 1
-            if event.at_ms is not None:
-                if event.at_ms < wall:
-                    raise InvalidStream(
-                        f"input[{index}].at",
-                        event.at_ms,
-                        f"the wall clock cannot go back (it is at {wall})",
-                        "give a later arrival time",
-                    )
-                wall = event.at_ms
+            self.wall_ms = event.at_ms
+
+
+def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
+    """The items unchanged, checked by :class:`StreamChecker` (raising InvalidStream).
+    Appends ``End`` if missing."""
+    checker = StreamChecker(start_wall_ms)
+    for index, item in enumerate(items):
+        checker.item(index, item)
         yield item
-    if not ended:
+    if not checker.ended:
         yield End()
 
 

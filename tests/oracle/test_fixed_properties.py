@@ -6,15 +6,17 @@ from collections import Counter
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle import Aggregation, Batch, FixedWindows, Query, Rules, run
 from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for
+from windtunnel.oracle.errors import InvalidStream
 from windtunnel.oracle.fixed_fast import eligible
 from windtunnel.oracle.results import Emission, Output
-from windtunnel.oracle.stream import Event, Item, events_of
+from windtunnel.oracle.stream import Advance, End, Event, Item, events_of
 from windtunnel.simulator.strategies import streams, window_specs
 
 COUNT = (Aggregation("n", "count"), Aggregation("total", "sum", "value"))
@@ -132,3 +134,23 @@ def test_fast_path_equals_the_reference(window: FixedWindows, items: tuple[Item,
     query = Query(window, group_by=("key",), aggregate=aggregate, aggregate_by=("value",) if by else ())
     assert eligible(query, rules, "tenzir")
     assert run(query, items, rules=rules).outputs == tuple(reference(query, items, rules))
+
+
+INVALID_STREAMS = {
+    "seq skips": (Event(0, {"ts": 1, "key": "a"}), Event(2, {"ts": 2, "key": "a"})),
+    "arrival goes back": (Event(0, {"ts": 1, "key": "a"}, 50), Event(1, {"ts": 2, "key": "a"}, 40)),
+    "arrival goes back in a batch": (Batch((Event(0, {"ts": 1, "key": "a"}, 50), Event(1, {"ts": 2, "key": "a"}, 40))),),
+    "advance goes back": (Event(0, {"ts": 1, "key": "a"}, 50), Advance(10)),
+    "event after end": (Event(0, {"ts": 1, "key": "a"}), End(), Event(1, {"ts": 2, "key": "a"})),
+}
+
+
+@pytest.mark.parametrize("items", INVALID_STREAMS.values(), ids=INVALID_STREAMS.keys())
+def test_fast_path_rejects_invalid_streams_like_the_reference(items: tuple[Item, ...]) -> None:
+    query = Query(FixedWindows(10), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    assert eligible(query, DEFAULT_RULES, "tenzir")
+    with pytest.raises(InvalidStream) as fast:
+        run(query, items)
+    with pytest.raises(InvalidStream) as slow:
+        reference(query, items)
+    assert str(fast.value) == str(slow.value)
