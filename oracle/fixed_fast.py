@@ -135,21 +135,21 @@ def fast_outputs(
             if key_field is not None or single is not None:
                 raw_key: Any = payload.get(key_field) if key_field is not None else single(payload)  # type: ignore[misc]
                 try:
-                    key = keys.get(raw_key)  # type: ignore[assignment]
+                    key = keys.get(raw_key)
                     lookup = raw_key
                 except TypeError:
                     lookup = hashable(raw_key)
-                    key = keys.get(lookup)  # type: ignore[assignment]
+                    key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(len(keys), raw_key)
             else:
                 values = tuple(g(payload) for g in key_getters)
                 try:
-                    key = keys.get(values)  # type: ignore[assignment]
+                    key = keys.get(values)
                     lookup = values
                 except TypeError:
                     lookup = tuple(hashable(v) for v in values)
-                    key = keys.get(lookup)  # type: ignore[assignment]
+                    key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(len(keys), group_value(values))
             after_seq = event.seq
