@@ -149,7 +149,9 @@ class Arrivals:
                 if final:
                     return
                 continue
-            order = np.lexsort((merged["gen"], merged["arrival"]))
+            # by (arrival, gen): pending rows (sorted so) precede the new rows, whose gens
+            # are larger and increasing, so a stable sort on arrival alone suffices
+            order = np.argsort(merged["arrival"], kind="stable")
             merged = take(merged, order)
             cut = len(order) if final else int(np.searchsorted(merged["arrival"], hi, "right"))
             self.pending = take(merged, slice(cut, None))  # type: ignore[arg-type]

@@ -334,12 +334,14 @@ class Simulation:
         self._next_seq += n
         t["seq"] = seq
         part = self.key_partition[t["key"]]
+        # offsets count per partition: rank within the partition in stream order
+        by_part = truth.stable_order(part)
+        counts = np.bincount(part, minlength=k.partitions)
+        starts = np.cumsum(counts) - counts
+        sorted_part = part[by_part]
         offset = np.empty(n, dtype=np.int64)
-        for p in range(k.partitions):
-            mask = part == p
-            count = int(mask.sum())
-            offset[mask] = self._offsets[p] + np.arange(count)
-            self._offsets[p] += count
+        offset[by_part] = self._offsets[sorted_part] + np.arange(n) - starts[sorted_part]
+        self._offsets += counts
         t["partition"], t["offset"] = part, offset
         if k.batch_size is not None:
             t["batch"] = seq // k.batch_size
@@ -359,9 +361,9 @@ class Simulation:
             s.truth[name] += int((t["truth"] == code).sum())
         for code, name in enumerate(TAG_NAMES[1:], start=1):
             s.tags[name] += int((t["tag"] == code).sum())
-        parts, counts = np.unique(t["partition"], return_counts=True)
-        for p, c in zip(parts.tolist(), counts.tolist(), strict=True):
-            s.partitions[p] = s.partitions.get(p, 0) + c
+        counts = np.bincount(t["partition"], minlength=self.knobs.partitions)
+        for p in np.flatnonzero(counts).tolist():
+            s.partitions[p] = s.partitions.get(p, 0) + int(counts[p])
         batches = t["batch"]
         if batches[0] >= 0:
             distinct = np.unique(batches)

@@ -70,6 +70,16 @@ class Clocks:
         self.codes, self.clocks = codes[last], values[last]
 
 
+def stable_order(codes: I64) -> I64:
+    """``np.argsort(codes, kind="stable")``, by radix sort when the codes span < 2**16."""
+    if len(codes) and int(codes.max()) - int(codes.min()) < 1 << 16:
+        small = (codes - codes.min()).astype(np.uint16)
+        order: I64 = np.argsort(small, kind="stable")
+        return order
+    order = np.argsort(codes, kind="stable")
+    return order
+
+
 def clocks_before(groups: I64, ts_ms: I64, valid: Mask, carry: Clocks) -> tuple[I64, I64, I64]:
     """Each row's group clock just before the row (NONE if none), in stream order.
 
@@ -80,7 +90,7 @@ def clocks_before(groups: I64, ts_ms: I64, valid: Mask, carry: Clocks) -> tuple[
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, empty
-    order = np.argsort(groups, kind="stable")
+    order = stable_order(groups)
     g = groups[order]
     ok = valid[order]
     v = ts_ms[order]
@@ -98,7 +108,7 @@ def clocks_before(groups: I64, ts_ms: I64, valid: Mask, carry: Clocks) -> tuple[
     exclusive[1:] = inclusive[:-1]
     exclusive[new_segment] = 0
     before_sorted = np.where(exclusive > 0, exclusive - 1 + base, NONE)
-    carried = carry.lookup(g)
+    carried = carry.lookup(g[new_segment])[segment]  # one lookup per group present
     before_sorted = np.maximum(before_sorted, carried)
     before = np.empty(n, dtype=np.int64)
     before[order] = before_sorted
