@@ -1,0 +1,198 @@
+"""The exact Spark operator against stock Spark streaming window aggregation, same workload.
+
+Workload: N events (default 3,000,000), 1000 keys, about one event per millisecond, 5% of
+events out of order (event time pushed back by up to two minutes), written as 10 Parquet
+files (columns seq, arrival_ms, ts, k) and read as a stream with ``maxFilesPerTrigger=1``:
+10 micro-batches. Query: count per key per 1-minute tumbling window.
+
+- stock: ``withWatermark(time, "0 seconds")`` + ``groupBy(window(time, "1 minute"), k).count()``,
+  append mode (Spark's global, per-micro-batch watermark; no flush at the end);
+- exact: ``apply_window`` (the default profile, per-key clocks, late drops reported as rows).
+
+Both write to the ``noop`` sink with ``trigger(availableNow=True)`` in the same local[2]
+session; each is timed from query start to termination and the best of ``--repeat`` runs is
+kept. The stock query runs with the RocksDB state store (which the exact operator needs) and,
+with ``--stock-store both`` (default), also with the default HDFS-backed store. Prints
+events/s of each side and the ratio exact/stock. ``--check`` (small sizes) also collects the
+exact operator's output and compares it with the oracle's.
+
+Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|rocksdb|hdfs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MINUTE_MS = 60_000
+HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+
+
+def workload(n: int, keys: int = 1000, disorder: float = 0.05, seed: int = 7) -> pa.Table:
+    """seq, arrival_ms, ts (event time, epoch ms) and k (key) of ``n`` events."""
+    rng = np.random.default_rng(seed)
+    t = np.cumsum(rng.integers(0, 2, n, dtype=np.int64))
+    late = rng.random(n) < disorder
+    ts = np.where(late, t - rng.integers(0, 2 * MINUTE_MS, n, dtype=np.int64), t)
+    return pa.table(
+        {
+            "seq": np.arange(n, dtype=np.int64),
+            "arrival_ms": t,
+            "ts": ts,
+            "k": rng.integers(0, keys, n, dtype=np.int64),
+        }
+    )
+
+
+def write_files(table: pa.Table, directory: Path, files: int) -> None:
+    """``files`` Parquet files in stream order, modification times increasing."""
+    directory.mkdir(parents=True, exist_ok=True)
+    bounds = np.linspace(0, table.num_rows, files + 1).astype(int)
+    for index in range(files):
+        path = directory / f"part-{index:05d}.parquet"
+        pq.write_table(table.slice(bounds[index], bounds[index + 1] - bounds[index]), path)
+        stamp = 1_700_000_000 + index
+        os.utime(path, (stamp, stamp))
+
+
+def source(spark: Any, directory: Path) -> Any:
+    return (
+        spark.readStream.schema("seq long, arrival_ms long, ts long, k long")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(directory))
+    )
+
+
+def stock_query(spark: Any, directory: Path) -> Any:
+    from pyspark.sql import functions as F
+
+    df = source(spark, directory).select(F.timestamp_millis("ts").alias("time"), "k")
+    return (
+        df.withWatermark("time", "0 seconds")
+        .groupBy(F.window("time", "1 minute"), "k")
+        .count()
+    )
+
+
+def exact_query(spark: Any, directory: Path) -> Any:
+    from windtunnel.oracle import Aggregation, FixedWindows, Query
+    from windtunnel.spark_impl.operator import apply_window
+
+    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    return apply_window(source(spark, directory), query, seq="seq", arrival_ms="arrival_ms")
+
+
+def run(frame: Any, sink: str = "noop", name: str | None = None) -> tuple[float, int]:
+    """Seconds from start to termination and the micro-batches run."""
+    writer = (
+        frame.writeStream.format(sink)
+        .outputMode("append")
+        .option("checkpointLocation", tempfile.mkdtemp(prefix="spark-bench-ckpt-"))
+        .trigger(availableNow=True)
+    )
+    if name:
+        writer = writer.queryName(name)
+    started = time.perf_counter()
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
+    elapsed = time.perf_counter() - started
+    batches = sum(1 for p in query.recentProgress if p["numInputRows"] > 0)
+    return elapsed, batches
+
+
+def check(spark: Any, table: pa.Table, directory: Path) -> None:
+    """The exact operator's output over the stream equals the oracle's (no end of input)."""
+    from windtunnel.oracle import Aggregation, FixedWindows, Query
+    from windtunnel.oracle.driver import Driver
+    from windtunnel.oracle.engine import DEFAULT_RULES, operator_for
+    from windtunnel.oracle.stream import Event
+    from windtunnel.spark_impl.replay import divergences
+    from windtunnel.spark_impl.schema import outputs_in_order
+
+    run(exact_query(spark, directory), "memory", "bench_check")
+    rows = [r.asDict() for r in spark.table("bench_check").collect()]
+    spark.sql("DROP VIEW IF EXISTS bench_check")
+    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    driver = Driver(query, lambda q, c: operator_for(q, c, "tenzir"), DEFAULT_RULES)
+    expected: list[Any] = []
+    data = table.to_pydict()
+    for seq, at, ts, k in zip(data["seq"], data["arrival_ms"], data["ts"], data["k"], strict=True):
+        driver.feed(Event(seq, {"k": k, "ts": ts}, at), expected)
+    problems = divergences(expected, outputs_in_order(rows))
+    print(f"check: {len(rows):,} output rows, {len(problems)} divergences from the oracle")
+    if problems:
+        print("\n".join(problems[:10]))
+        raise SystemExit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=3_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--stock-store", choices=("both", "rocksdb", "hdfs"), default="both")
+    parser.add_argument("--check", action="store_true", help="compare the exact output with the oracle")
+    args = parser.parse_args()
+
+    from windtunnel.spark_impl.session import spark_session
+
+    spark = spark_session(shuffle_partitions=2)
+    spark.sparkContext.setLogLevel("ERROR")
+    root = Path(tempfile.mkdtemp(prefix="spark-bench-"))
+    table = workload(args.events, args.keys)
+    write_files(table, root / "data", args.batches)
+    write_files(workload(20_000, args.keys, seed=1), root / "warmup", 2)
+    stores = {"both": ("rocksdb", "hdfs"), "rocksdb": ("rocksdb",), "hdfs": ("hdfs",)}[args.stock_store]
+    rocksdb = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
+
+    def stock(store: str, directory: Path) -> tuple[float, int]:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS if store == "hdfs" else rocksdb)
+        try:
+            return run(stock_query(spark, directory))
+        finally:
+            spark.conf.set("spark.sql.streaming.stateStore.providerClass", rocksdb)
+
+    for store in stores:  # warm up: JIT, Python workers
+        stock(store, root / "warmup")
+    run(exact_query(spark, root / "warmup"))
+
+    best: dict[str, float] = {}
+    batches: dict[str, int] = {}
+    for _ in range(args.repeat):
+        for store in stores:
+            seconds, count = stock(store, root / "data")
+            best[f"stock/{store}"] = min(best.get(f"stock/{store}", float("inf")), seconds)
+            batches[f"stock/{store}"] = count
+        seconds, count = run(exact_query(spark, root / "data"))
+        best["exact"] = min(best.get("exact", float("inf")), seconds)
+        batches["exact"] = count
+    print(
+        f"{args.events:,} events, {args.keys} keys, {args.batches} files (maxFilesPerTrigger=1), "
+        f"1-minute tumbling count, best of {args.repeat}"
+    )
+    for label, seconds in best.items():
+        print(
+            f"{label:14s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
+            f"{batches[label]} micro-batches)"
+        )
+    for store in stores:
+        print(f"ratio exact/stock({store}): {best[f'stock/{store}'] / best['exact']:.2f}x")
+    if args.check:
+        check(spark, table, root / "data")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
