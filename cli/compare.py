@@ -33,6 +33,14 @@ def _cell(cell: tuple[str, ...]) -> str:
     return " | ".join(cell)
 
 
+def _cause(profile: str, rules: tuple[str, ...], how: str) -> str:
+    """``kdb: end_of_input``; ``kdb: own operator + end_of_input``; ``x: a+b (interaction)``."""
+    if how == "operator":
+        return f"{profile}: own operator" + (f" + {'+'.join(rules)}" if rules else "")
+    text = f"{profile}: {'+'.join(rules)}"
+    return text if how in ("rule", "rules") else f"{text} ({how})"
+
+
 def comparison_table(comparison: Comparison, only_differences: bool) -> str:
     """A table of keys by profile; ``*`` marks a difference, ``cause`` names its rules."""
     names = [r.profile for r in comparison.runs]
@@ -41,11 +49,7 @@ def comparison_table(comparison: Comparison, only_differences: bool) -> str:
         if only_differences and not line.differs:
             continue
         group = "" if line.key[0] == "drop" else line.key[2]
-        cause = "; ".join(
-            f"{p}: {'+'.join(rules) if rules else 'its own operator'}"
-            + ("" if line.cause_kind[p] in ("rule", "rules") else f" ({line.cause_kind[p]})")
-            for p, rules in line.causes.items()
-        )
+        cause = "; ".join(_cause(p, rules, line.cause_kind[p]) for p, rules in line.causes.items())
         rows.append(
             (
                 "*" if line.differs else "",

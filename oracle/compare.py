@@ -12,8 +12,10 @@ rules whose values differ between the two: (1) each rule whose value, set alone 
 the baseline, gives the other profile's cell (how: ``rule``); else (2) the rules the
 other profile needs (setting one back to the baseline's value changes its cell),
 when together in the baseline they give its cell (``rules``); else those needed
-rules, or all differing ones, as an ``interaction``. Profiles with equal rules that
-still differ use different operators (``operator``).
+rules, or all differing ones, as an ``interaction`` -- or, when the two profiles run the
+window kind with different operators (kdb, timeplus and ekuiper have their own), as
+``operator`` with the needed rules. Profiles with equal rules that still differ use
+different operators (``operator``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from windtunnel.oracle.engine import replay
+from windtunnel.oracle.engine import operator_factory, replay
 from windtunnel.oracle.errors import InvalidInput, InvalidScenario
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.results import Drop, Emission, Output
@@ -43,6 +45,7 @@ class ProfileRun:
     rules: Mapping[str, str]
     cells: Mapping[Key, Cell] = field(default_factory=dict)
     error: str | None = None
+    operator: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +138,9 @@ def _run(data: Mapping[str, Any], profile: str, rules: Mapping[str, Any], timing
         except InvalidInput:
             effective = {}
         return ProfileRun(profile, effective, error=str(exc))
-    return ProfileRun(profile, scenario.rules.as_dict(), cells_of(outputs, timing))
+    factory = operator_factory(type(scenario.query.window), profile)
+    operator = getattr(factory, "__qualname__", "")
+    return ProfileRun(profile, scenario.rules.as_dict(), cells_of(outputs, timing), None, operator)
 
 
 def compare(data: Mapping[str, Any], profiles: Sequence[str], *, timing: bool = True) -> Comparison:
@@ -205,6 +210,8 @@ def _causes(
     )
     if needed and cell(variant(base.profile, {r: other.rules[r] for r in needed})) == want:
         return needed, "rules"
+    if base.operator != other.operator:
+        return needed, "operator"
     return needed or tuple(differing), "interaction"
 
 

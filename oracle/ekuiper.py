@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.driver import Context, Group, Operator
-from windtunnel.oracle.ekuiper_spec import EkuiperWindows, natural_origin_ms
+from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, natural_origin_ms
+from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.spec import FixedWindows, Query
 from windtunnel.oracle.stream import Event
-from windtunnel.oracle.window_rows import Rows
+from windtunnel.oracle.window_rows import Rows, require_rules
 
 ERROR_FIELD = "_error"
 """An input event carrying this field is an upstream error event (E11)."""
@@ -25,16 +26,18 @@ Record = tuple[int, Group, Mapping[str, Any], int]  # (time, group, payload, seq
 
 
 def ekuiper_from_fixed(spec: FixedWindows) -> EkuiperWindows:
-    """The generic ``fixed`` kind under the ekuiper profile: tumbling or hopping windows in
-    seconds; ``tolerance`` is the event-time lateness. Raises InvalidSpec for idle_timeout."""
-    from windtunnel.oracle.errors import InvalidSpec
-
+    """The generic ``fixed`` kind under the ekuiper profile: tumbling or hopping windows in the
+    largest unit dividing size and hop; ``tolerance`` is the event-time lateness. Raises InvalidSpec for idle_timeout."""
     if spec.idle_timeout_ms is not None:
         raise InvalidSpec("window.idle_timeout", spec.idle_timeout_ms,
                           "eKuiper windows have no idle timeout", "remove it under ekuiper")
     hopping = spec.every_ms is not None and spec.every_ms != spec.size_ms
+    # the largest unit the lengths are whole numbers of: size 1min is TUMBLINGWINDOW(mi, 1),
+    # aligned to the hour like the SQL form (E2)
+    unit = next(u for u, ms in EKUIPER_UNITS_MS.items()
+                if spec.size_ms % ms == 0 and spec.hop_ms % ms == 0)
     return EkuiperWindows(
-        "hopping" if hopping else "tumbling", unit="ms", size_ms=spec.size_ms,
+        "hopping" if hopping else "tumbling", unit=unit, size_ms=spec.size_ms,
         hop_ms=spec.every_ms if hopping else None, on=spec.on, lateness_ms=spec.tolerance_ms,
     )
 
@@ -49,6 +52,11 @@ class EkuiperOperator(Operator):
         assert isinstance(spec, EkuiperWindows)
         self.spec = spec
         self.rules = ctx.rules
+        require_rules(
+            ctx.rules, "ekuiper", close_at=("reaches",), late_test=("record",),
+            clock_scope=("stream",), clock_moves=("event",), clock_floor=("none",),
+            alignment=("epoch",),
+        )
         self.rows = Rows(query)
         self.event_time = spec.event_time
         where_first = (spec.where is not None and ctx.rules.where_placement == "per_kind"
@@ -144,6 +152,9 @@ class GridOperator(EkuiperOperator):
         assert self.spec.size_ms is not None
         self.size_ms = self.spec.size_ms
         self.step_ms = self.spec.step_ms
+        if self.step_ms > self.size_ms and ctx.rules.every_greater_than_size == "reject":
+            raise InvalidSpec("window.hop", self.step_ms, f"larger than the size {self.size_ms} "
+                              "(rule every_greater_than_size: reject)", "make hop <= size")
         self.buffer: list[Record] = []
         self.origin_ms: int | None = None
         self.next_start_ms: int | None = None
@@ -160,6 +171,11 @@ class GridOperator(EkuiperOperator):
     def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
         if self.next_start_ms is None:
             self._start_grid(record[0])
+        assert self.origin_ms is not None
+        if (record[0] - self.origin_ms) % self.step_ms >= self.size_ms:  # a gap (hop > size)
+            out.append(Drop(record[3], "no_window", (), f"time {record[0]} falls between "
+                            f"hopping windows of {self.size_ms} ms every {self.step_ms} ms"))
+            return
         self.buffer.append(record)
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:

@@ -7,6 +7,7 @@ from windtunnel.oracle.ekuiper import EkuiperOperator, Record
 from windtunnel.oracle.ekuiper_spec import natural_origin_ms
 from windtunnel.oracle.results import Output, WindowRef
 from windtunnel.oracle.spec import Query
+from windtunnel.oracle.window_rows import require_rules
 
 
 class SlidingOperator(EkuiperOperator):
@@ -63,8 +64,12 @@ class SessionOperator(EkuiperOperator):
     def __init__(self, query: Query, ctx: Context) -> None:
         super().__init__(query, ctx)
         assert self.spec.timeout_ms is not None and self.spec.max_duration_ms is not None
+        require_rules(ctx.rules, "ekuiper session", session_close_at=("passes",),
+                      session_ends=("gap",))
         self.timeout_ms = self.spec.timeout_ms
         self.max_ms_ = self.spec.max_duration_ms
+        # rule session_gap: a gap equal to the timeout stays in the session (inclusive) or not
+        self.split_gap_ms = self.timeout_ms + (1 if ctx.rules.session_gap == "inclusive" else 0)
         self.records: list[Record] = []
         self.start_ms: int | None = None
         self.last_ms: int | None = None
@@ -105,7 +110,7 @@ class SessionOperator(EkuiperOperator):
         if self.origin_ms is None:
             self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
         self._cut_ticks(t_ms, ctx, ctx.wall_ms, out)
-        if self.last_ms is not None and t_ms - self.last_ms > self.timeout_ms:
+        if self.last_ms is not None and t_ms - self.last_ms >= self.split_gap_ms:
             self._close(ctx, ctx.wall_ms, out)
         if self.start_ms is None:
             self.start_ms = t_ms

@@ -40,6 +40,7 @@ EKUIPER = register(
             end_of_input="discard",
             every_greater_than_size="accept",
             session_gap="inclusive",
+            session_ends="gap",
             where_placement="after",
             first_window="aligned",
         ),
@@ -57,6 +58,7 @@ EKUIPER = register(
             'accepted (gapped windows)"',
             "session_gap": f'{ENGINES}: eKuiper: "split when next - previous > timeout (equal gap '
             'stays in the session)"',
+            "session_ends": f'{ENGINES}: eKuiper: "window_end is last + timeout or the tick"',
             "where_placement": f'{EKUIPER_PAGE}: "Unlike where clause, the filter clause runs '
             f'before the window partitioning." (per kind in the engine: {ENGINES})',
             "first_window": f'{EKUIPER_PAGE}: "The time intervals will align to the nature time." '

@@ -102,6 +102,11 @@ register_operator(CountWindows)(CountOperator)
 register_operator(TrailingWindows)(TrailingOperator)
 
 
+def operator_factory(spec_type: type, profile: str) -> OperatorFactory | None:
+    """The factory registered for ``spec_type`` under ``profile`` (or for all profiles)."""
+    return _OPERATORS.get((spec_type, profile)) or _OPERATORS.get((spec_type, None))
+
+
 def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operator:
     """The operator implementing ``query.window``'s kind under ``profile``.
 
@@ -112,7 +117,7 @@ def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operato
     if known is not None:
         check_supported(known, query)
     spec_type = type(query.window)
-    factory = _OPERATORS.get((spec_type, profile)) or _OPERATORS.get((spec_type, None))
+    factory = operator_factory(spec_type, profile)
     if factory is None:
         raise InvalidSpec(
             "window.kind",

@@ -4,7 +4,7 @@ Source: ``seeds/kdb-insights-windows.md``; every rule is cited in docs/semantics
 Windows are half-open ``[start_ms, start_ms + duration_ms)`` with ``start_ms`` a multiple of
 ``period_ms`` (epoch-aligned). Records are buffered; a window is *triggered* (emitted whole) when a
 published batch holds a timestamp at or past its end plus ``lateness`` ("per published batch":
-rule ``clock_moves: batch``; ``event`` evaluates after every record).
+rule ``clock_moves: batch_inclusive``; ``event`` evaluates after every record).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from windtunnel.oracle.results import Drop, Output, WindowRef
 from windtunnel.oracle.spec import FixedWindows, Query, WindowSpec, _check_on, _positive
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.timeparse import format_duration
-from windtunnel.oracle.window_rows import Rows
+from windtunnel.oracle.window_rows import Rows, require_rules
 
 LATE_PASSTHROUGH = "late_passthrough"
 """Emission reason of the separate batch of late records (kdb's ``isLatePassthrough`` flag)."""
@@ -152,6 +152,12 @@ class KdbTimeOperator(Operator):
         assert isinstance(spec, KdbTimeWindows)
         self.spec = spec
         self.rules = ctx.rules
+        require_rules(
+            ctx.rules, "kdb tumbling and sliding",
+            close_at=("reaches", "passes"), late_test=("window",),
+            clock_moves=("batch_inclusive", "event"), clock_floor=("none",),
+            alignment=("epoch",), close_order=("window_time",),
+        )
         self.rows = Rows(query)
         self.period_ms = spec.period_ms
         self.size_ms = spec.size_ms

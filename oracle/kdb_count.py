@@ -289,6 +289,7 @@ class KdbTimerOperator(Operator):
         self.rows = Rows(query)
         self.pass_through = query.aggregate is None
         self.end_of_input = ctx.rules.end_of_input
+        self.skip_empty = spec.skip_empty_windows or ctx.rules.empty_windows == "skip"
         self.window_start_ms = ctx.wall_ms
         self.next_tick_ms = ctx.wall_ms + spec.period_ms
 
@@ -319,7 +320,7 @@ class KdbTimerOperator(Operator):
                            partial=partial)
             state["schema"] = list(dict.fromkeys(k for p in payloads for k in p))
             state["payloads"] = []
-        elif state["schema"] is not None and not self.spec.skip_empty_windows:
+        elif state["schema"] is not None and not self.skip_empty:
             rows = self.rows.rows([], ref.start_ms, ref.end_ms)
             if self.pass_through:
                 rows = [{**dict.fromkeys(state["schema"]), EMPTY_ROW_FLAG: True}]
@@ -331,7 +332,7 @@ class KdbTimerOperator(Operator):
         while self.next_tick_ms <= ctx.wall_ms:
             tick = self.next_tick_ms
             idle = all(
-                g.state is None or (not g.state["payloads"] and self.spec.skip_empty_windows)
+                g.state is None or (not g.state["payloads"] and self.skip_empty)
                 for g in ctx.groups.values()
             )
             if idle:  # nothing can be emitted: jump to the last tick not after the wall clock

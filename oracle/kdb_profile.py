@@ -38,7 +38,7 @@ KDB = register(
         rules=Rules(
             close_at="reaches",
             clock_scope="stream",
-            clock_moves="batch",
+            clock_moves="batch_inclusive",
             empty_windows="emit",
             end_of_input="flush",
         ),

@@ -1,7 +1,8 @@
 """Timeplus streaming windows with emit policies (``seeds/timeplus-tumble-emit.md``).
 
 Rules T1-T10 in docs/semantics.md. The watermark belongs to the stream (rule ``clock_scope``)
-and advances once per inserted batch: ``watermark = max event time - delay``. A window
+and advances once per inserted batch (rule ``clock_moves: batch_inclusive``; ``event``: per
+record): ``watermark = max event time - delay``. A window
 ``[start, end)`` closes when ``watermark >= end``; records of one batch are never late to each
 other. Windows are per ``group_by`` key.
 """
@@ -17,7 +18,7 @@ from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.spec import FixedWindows, Query
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
-from windtunnel.oracle.window_rows import Rows
+from windtunnel.oracle.window_rows import Rows, require_rules
 
 
 def timeplus_from_fixed(spec: FixedWindows) -> TimeplusWindows:
@@ -69,6 +70,18 @@ class TimeplusOperator(Operator):
         self.spec = spec
         self.emit = spec.emit
         self.rules = ctx.rules
+        require_rules(
+            ctx.rules, "timeplus", close_at=("reaches",), late_test=("window",),
+            clock_moves=("batch_inclusive", "event"), clock_floor=("none",), alignment=("epoch",),
+            empty_windows=("skip",), every_greater_than_size=("reject",),
+            idle_closed_window=("late",),
+        )
+        if spec.window == "session":
+            require_rules(
+                ctx.rules, "timeplus session", session_close_at=("reaches",),
+                session_late=("own",), closed_session=("late",), session_ends=("gap",),
+            )
+        self.per_event = ctx.rules.clock_moves == "event"
         self.rows = Rows(query)
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
@@ -115,6 +128,8 @@ class TimeplusOperator(Operator):
                 if self.session:
                     window.payloads.append((event.seq, event.payload))
             window.changed = True
+        if self.per_event:  # rule clock_moves: event: every record is its own insert
+            self.on_batch_end(ctx, out)
 
     def _new(self, stream: _Stream, group: Group, start: int, end: int) -> _Window:
         window = _Window(group, start, end, None if self.aggregator is None else

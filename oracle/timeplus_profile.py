@@ -34,10 +34,12 @@ TIMEPLUS = register(
         rules=Rules(
             close_at="reaches",
             clock_scope="stream",
-            clock_moves="batch",
+            clock_moves="batch_inclusive",
             empty_windows="skip",
             end_of_input="discard",
             session_gap="exclusive",
+            session_close_at="reaches",
+            session_ends="gap",
             every_greater_than_size="reject",
             timeout_closes="latest",
         ),
@@ -55,6 +57,10 @@ TIMEPLUS = register(
             'split the session"',
             "every_greater_than_size": f'{ENGINES}: Timeplus: "a hop larger than the size is '
             'rejected"',
+            "session_close_at": f'{ENGINES}: Timeplus: "With delay D a window closes when '
+            'max_ts - D >= end (equality included)" (a session\'s end is last + timeout)',
+            "session_ends": f'{ENGINES}: Timeplus: "a closed one last + timeout, or start + '
+            'max_size when the size cap closed it"',
             "timeout_closes": f'{TIMEPLUS_PAGE}: "Timeplus will force-close the most recent window"'
             f' (the engine flushes all: {ENGINES})',
             "alignment": f'{ENGINES}: Timeplus: "Week windows start on Monday; ... sub-day sizes '

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from windtunnel.oracle.aggregates import Aggregator, Column, _column
+from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Emission, Output, WindowRef
+from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import Query
 
 EMPTY_ROW_FLAG = "_empty"
@@ -68,3 +70,17 @@ class Rows:
         """Append the emissions of one window holding ``payloads``."""
         for row in self.rows(payloads, window.start_ms, window.end_ms):
             out.append(Emission(window, group, row, reason, after_seq, wall_ms, partial))
+
+
+def require_rules(rules: Rules, kind: str, **allowed: tuple[str, ...]) -> None:
+    """Raise InvalidSpec when a rule has a value outside ``allowed[name]``: the values the
+    operator for ``kind`` implements (a rule override is never silently ignored)."""
+    for name, values in allowed.items():
+        value = getattr(rules, name)
+        if value not in values:
+            raise InvalidSpec(
+                f"rules.{name}",
+                value,
+                f"not implemented for {kind} windows",
+                f"use {name}: {' or '.join(values)}, or another profile",
+            )

@@ -43,3 +43,15 @@ def test_compare_reports_a_bad_file_with_exit_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["compare", str(path)])
     assert result.exit_code == 2
     assert "window.gap" in result.output
+
+
+def test_compare_runs_all_six_profiles_on_one_stream() -> None:
+    profiles = "tenzir,flink,spark,kdb,timeplus,ekuiper"
+    result = CliRunner().invoke(
+        cli, ["compare", str(EXAMPLES / "six-profiles.yaml"), "--profiles", profiles])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(name in lines[0] for name in profiles.split(","))
+    assert "not run" not in result.output
+    assert "kdb: own operator + empty_windows" in result.output
+    assert lines[-1] == "9 differences across tenzir, flink, spark, kdb, timeplus, ekuiper"

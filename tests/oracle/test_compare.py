@@ -83,3 +83,37 @@ def test_scenario_rule_overrides_apply_to_every_profile() -> None:
 def test_bad_profile_lists_are_input_errors(profiles: list[str], error: type[Exception]) -> None:
     with pytest.raises(error):
         compare(article("tumbling"), profiles)
+
+
+SIX = ["tenzir", "flink", "spark", "kdb", "timeplus", "ekuiper"]
+
+
+def six_profiles() -> Any:
+    return load_yaml((EXAMPLES / "six-profiles.yaml").read_text())
+
+
+def test_all_six_profiles_run_one_stream() -> None:
+    comparison = compare(six_profiles(), SIX)
+    assert [r.error for r in comparison.runs] == [None] * 6
+    late = next(line for line in comparison.lines if line.key == ("drop", "4", ""))
+    # b@7 after a@12: tenzir's per-key clock (b at 8) keeps it, spark's late test uses the
+    # previous batch's watermark (4); the stream-wide clocks at 12 drop it
+    assert late.cells == {"tenzir": ("delivered",), "flink": ("late",), "spark": ("delivered",),
+                          "kdb": ("late",), "timeplus": ("late",), "ekuiper": ("late",)}
+    assert late.causes["kdb"] == ("clock_scope",)
+
+
+def test_kdb_empty_windows_come_from_its_own_operator_and_the_rule_is_named() -> None:
+    line = by_window(compare(six_profiles(), SIX, timing=False))[
+        ('{"end_ms": 30000, "start_ms": 20000}', '"a"')]
+    assert line.cells["kdb"] == ("n=0 ts=[]",)
+    assert line.cells["tenzir"] == ()
+    assert line.cause_kind["kdb"] == "operator"
+    assert "empty_windows" in line.causes["kdb"]
+
+
+def test_end_of_input_is_named_for_the_profiles_that_discard() -> None:
+    line = by_window(compare(six_profiles(), SIX, timing=False))[
+        ('{"end_ms": 40000, "start_ms": 30000}', '"a"')]
+    assert {p for p, c in line.cells.items() if c == ()} == {"spark", "timeplus", "ekuiper"}
+    assert all(line.causes[p] == ("end_of_input",) for p in ("spark", "timeplus", "ekuiper"))

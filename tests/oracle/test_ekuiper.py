@@ -204,3 +204,38 @@ def test_bad_ekuiper_windows_name_the_field(window: dict[str, Any], field: str) 
     with pytest.raises(InvalidInput) as info:
         parse_scenario({"profile": "ekuiper", "window": window, "input": [{"x": 1}]})
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [("late_test", "window"), ("close_at", "passes"), ("clock_scope", "key"),
+     ("clock_moves", "batch"), ("alignment", "epoch_from_zero")],
+)
+def test_rule_values_the_ekuiper_operators_do_not_implement_are_input_errors(
+    rule: str, value: str
+) -> None:
+    window = EkuiperWindows("tumbling", size_ms=10, on="ts")
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(window, stamped(1), rules=EKUIPER.with_overrides({rule: value}))
+    assert info.value.field == f"rules.{rule}"
+
+
+def test_hop_larger_than_size_is_accepted_unless_the_rule_rejects_it() -> None:
+    #   0   10   20   30      HOPPINGWINDOW(ms, 5, 10): [0, 5) [10, 15) [20, 25); 7 in a gap
+    window = EkuiperWindows("hopping", unit="ms", size_ms=5, hop_ms=10, on="ts")
+    result = ek_run(window, stamped(1, 7, 12, 30))
+    assert [(s, e, n) for s, e, _, n in spans(result)] == [(0, 5, 1), (10, 15, 1), (20, 25, 0)]
+    assert [(d.seq, d.reason) for d in result.drops] == [(1, "no_window")]
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(window, stamped(1),
+               rules=EKUIPER.with_overrides({"every_greater_than_size": "reject"}))
+    assert info.value.field == "window.hop"
+
+
+@pytest.mark.parametrize(("gap_rule", "sessions"), [("inclusive", [2]), ("exclusive", [1, 1])])
+def test_session_gap_equal_to_the_timeout(gap_rule: str, sessions: list[int]) -> None:
+    #   0   2   4 ... 100     events 2 apart, timeout 2: one session (inclusive) or two
+    window = EkuiperWindows("session", unit="ms", timeout_ms=2, max_duration_ms=1000, on="ts")
+    result = ek_run(window, stamped(0, 2, 100),
+                    rules=EKUIPER.with_overrides({"session_gap": gap_rule}))
+    assert [e.row["n"] for e in result.emissions] == sessions

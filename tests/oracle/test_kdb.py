@@ -235,3 +235,28 @@ def test_kdb_kinds_need_the_kdb_profile() -> None:
     data["profile"] = "tenzir"
     with pytest.raises(InvalidSpec, match="not supported by profile tenzir"):
         replay(parse_scenario(data))
+
+
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [("close_at", "max_timestamp"), ("late_test", "record"), ("clock_moves", "batch"),
+     ("clock_floor", "epoch"), ("alignment", "epoch_from_zero"), ("close_order", "opened")],
+)
+def test_rule_values_the_kdb_operator_does_not_implement_are_input_errors(
+    rule: str, value: str
+) -> None:
+    with pytest.raises(InvalidSpec) as info:
+        kdb_run(KdbTimeWindows(10), times(1), rules=KDB.with_overrides({rule: value}))
+    assert info.value.field == f"rules.{rule}"
+    assert "not implemented for kdb" in str(info.value)
+
+
+def test_timer_honours_the_empty_windows_rule() -> None:
+    # wall 0    5    10: one record at 1, the tick at 10 finds the buffer empty
+    items = [Event(0, {"t": 0}, at_ms=1), Advance(10)]
+    spec = KdbTimerWindows(5)
+    emit = kdb_run(spec, items, aggregate=(Aggregation("n", "count"),))
+    skip = kdb_run(spec, items, aggregate=(Aggregation("n", "count"),),
+                   rules=KDB.with_overrides({"empty_windows": "skip"}))
+    assert [e.row["n"] for e in emit.emissions] == [1, 0]
+    assert [e.row["n"] for e in skip.emissions] == [1]

@@ -186,3 +186,35 @@ def test_open_sessions_report_max_ts_plus_one_on_update() -> None:
     result = tp_run(TimeplusWindows("session", 5, on="t", emit=EmitPolicy("update")),
                     batches([0, 3]))
     assert summary(result) == [(0, 4, 2, "update")]
+
+
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [("close_at", "passes"), ("late_test", "record"), ("clock_moves", "batch"),
+     ("empty_windows", "emit"), ("alignment", "epoch_from_zero"),
+     ("idle_closed_window", "reopen")],
+)
+def test_rule_values_the_timeplus_operator_does_not_implement_are_input_errors(
+    rule: str, value: str
+) -> None:
+    with pytest.raises(InvalidSpec) as info:
+        tp_run(tumble(10), times(1), rules=TIMEPLUS.with_overrides({rule: value}))
+    assert info.value.field == f"rules.{rule}"
+
+
+def test_session_rules_must_match_timeplus_sessions() -> None:
+    with pytest.raises(InvalidSpec) as info:
+        tp_run(TimeplusWindows("session", 5, on="t"), times(1),
+               rules=TIMEPLUS.with_overrides({"session_ends": "events"}))
+    assert info.value.field == "rules.session_ends"
+
+
+def test_clock_moves_event_makes_every_record_its_own_insert() -> None:
+    #   0    10   20      one batch [12, 3]: per batch (the profile) the 3 is not late;
+    #   |  3 | 12 |       per event the 12 closes [0, 10) first and the 3 is dropped
+    items = batches([1], [12, 3])
+    per_batch = tp_run(tumble(10), items)
+    per_event = tp_run(tumble(10), items, rules=TIMEPLUS.with_overrides({"clock_moves": "event"}))
+    assert summary(per_batch) == [(0, 10, 2, "close")]
+    assert summary(per_event) == [(0, 10, 1, "close")]
+    assert [(d.seq, d.reason) for d in per_event.drops] == [(2, "late")]
