@@ -144,7 +144,7 @@ class Knobs:
     timestamp_type: str = "CreateTime"
 
     def __post_init__(self) -> None:
-        _int("seed", self.seed, None)
+        _int("seed", self.seed, 0)
         _int("events", self.events, 1, optional=True)
         _int("duration", self.duration_ms, 1, optional=True)
         if self.events is None and self.duration_ms is None:

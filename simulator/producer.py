@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -71,7 +72,9 @@ def load_kafka_config(
 
 @dataclass(slots=True)
 class ProduceReport:
-    """What happened to every record sent: delivered, failed (by error name), undelivered."""
+    """What happened to every record handed to the client (``produced``): ``delivered``,
+    ``failed`` (refused at once or failed in its delivery report; counts by error name in
+    ``errors``), or ``undelivered`` (still queued when the final flush timed out)."""
 
     produced: int = 0
     delivered: int = 0
@@ -85,11 +88,29 @@ class ProduceReport:
         return self.produced == self.delivered
 
 
+def _client(kind: Callable[[dict[str, Any]], Any], config: Mapping[str, Any]) -> Any:
+    """A confluent-kafka client; librdkafka's rejection of a setting becomes InvalidInput
+    naming the property only (its value may be a secret)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return kind({**config, "logger": LOGGER})
+    except KafkaException as exc:
+        message = str(exc.args[0].str())
+        names = re.findall(r'property:? "([^"]+)"', message)
+        raise InvalidInput(
+            f"kafka setting {names[-1]}" if names else "kafka settings",
+            "(hidden)",
+            "rejected by librdkafka" + (": no such property" if "No such" in message else ""),
+            "check the property name and value in your config file or environment",
+        ) from None
+
+
 def _ensure_topic(config: dict[str, Any], topic: str, partitions: int, timeout_s: float) -> None:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({**config, "logger": LOGGER})  # type: ignore[dict-item]
+    admin = _client(AdminClient, config)
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException:
@@ -133,7 +154,7 @@ def produce(
     twice as fast. Raises EngineUnavailable when the cluster cannot be reached within
     ``connect_timeout_s``. librdkafka's log goes to the ``windtunnel.kafka`` logger.
     """
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaException, Producer
 
     if speed is not None and speed <= 0:
         raise InvalidInput("speed", speed, "must be positive", "give e.g. 1 or 10, or omit it")
@@ -141,7 +162,7 @@ def produce(
     settings: dict[str, Any] = dict(config)
     if create_topic:
         _ensure_topic(settings, knobs.topic, knobs.partitions, connect_timeout_s)
-    producer = Producer({**settings, "logger": LOGGER})
+    producer = _client(Producer, settings)
     report = ProduceReport()
 
     def delivered(err: Any, msg: Any) -> None:
@@ -171,6 +192,7 @@ def produce(
                 wait = started + (arrival - first_arrival) / 1000 / speed - clock()
                 if wait > 0:
                     sleep(wait)
+            report.produced += 1
             while True:
                 try:
                     producer.produce(
@@ -183,9 +205,12 @@ def produce(
                         on_delivery=delivered,
                     )
                     break
-                except BufferError:
+                except BufferError:  # local queue full: serve delivery reports, retry
                     producer.poll(0.05)
-            report.produced += 1
+                except KafkaException as exc:  # refused at once (e.g. too large): a failure
+                    report.failed += 1
+                    report.errors[exc.args[0].name()] += 1
+                    break
             producer.poll(0)
         if progress is not None:
             progress(len(records))

@@ -38,6 +38,7 @@ from windtunnel.simulator.knobs import (
         ({"timestamp_type": "Now"}, "timestamp_type"),
         ({"topic": ""}, "topic"),
         ({"seed": 1.5}, "seed"),
+        ({"seed": -1}, "seed"),
     ],
 )
 def test_bad_knobs_name_the_knob(changes: dict, field: str) -> None:

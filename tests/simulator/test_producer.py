@@ -119,14 +119,64 @@ def test_murmur2_matches_librdkafkas_java_compatible_partitioner(broker: str) ->
 
 
 @pytest.mark.kafka
-def test_paced_by_the_virtual_clock(broker: str) -> None:
-    # 20 records at 10/s span ~1.9 s of virtual time; at speed 4 that is ~0.5 s of real time
+@pytest.mark.parametrize("speed", [4.0, None])
+def test_paced_by_the_virtual_clock(broker: str, speed: float | None) -> None:
+    # 20 records at 10/s: arrivals 0, 100, ..., 1900 ms of virtual time; at speed 4 the
+    # sends are spread over 1.9 s / 4 = 0.475 s of real time, without speed not at all
     sim = simulate("bare", events=20, rate="10", topic="paced")
+    sent_at: list[float] = []
+    waits: list[float] = []
+
+    def clock() -> float:
+        return time.monotonic()
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    def progress(n: int) -> None:
+        sent_at.append(time.monotonic())
+
     started = time.monotonic()
-    report = produce(sim, {"bootstrap.servers": broker, **TEST_SETTINGS}, speed=4)
-    elapsed = time.monotonic() - started
-    assert report.ok
-    assert elapsed >= 1.9 / 4
+    report = produce(
+        sim,
+        {"bootstrap.servers": broker, **TEST_SETTINGS},
+        speed=speed,
+        clock=clock,
+        sleep=sleep,
+        progress=progress,
+    )
+    assert report.ok and report.delivered == 20
+    if speed is None:
+        assert waits == []
+    else:
+        assert 0.475 * 0.9 <= sum(waits) <= 0.475 + 0.05
+        assert sent_at[-1] - started >= 0.475
+
+
+@pytest.mark.kafka
+def test_delivery_failures_are_counted_by_error(broker: str) -> None:
+    # the topic has 1 partition but the records are keyed for 3: the client learns the
+    # topic's metadata and fails every record sent to partitions 1 and 2
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": broker})
+    admin.create_topics([NewTopic("narrow", 1)])["narrow"].result(15)
+    sim = simulate("bare", events=200, topic="narrow", partitions=3)
+    report = produce(sim, {"bootstrap.servers": broker, **TEST_SETTINGS}, create_topic=False)
+    elsewhere = sum(n for p, n in sim.summary.partitions.items() if p != 0)
+    assert elsewhere > 0
+    assert report.produced == 200
+    assert report.delivered == sim.summary.partitions[0]
+    assert report.failed == elsewhere and report.errors == {"_UNKNOWN_PARTITION": elsewhere}
+    assert not report.ok
+
+
+def test_rejected_settings_name_the_property_never_the_value() -> None:
+    sim = simulate("bare", events=5)
+    with pytest.raises(InvalidInput) as info:
+        produce(sim, {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "s3cret"})
+    assert "security.protocol" in str(info.value) and "s3cret" not in str(info.value)
 
 
 @pytest.mark.kafka
