@@ -98,7 +98,10 @@ def generate_command(
     if fmt == "spark-dir" and "batch_size" not in options and "batch_interval_ms" not in options:
         options["batch_size"] = "1000"
     simulation = simulate(workload, **options)
-    total = simulation.knobs.events
+    knobs = simulation.knobs
+    total = knobs.events
+    if total is None and knobs.duration_ms is not None:  # expected records for the duration
+        total = max(1, round(knobs.duration_ms * knobs.rate_per_s / 1000))
     label = f"{workload} -> {fmt}"
     with (
         click.progressbar(

@@ -85,3 +85,47 @@ def test_unreachable_kafka_is_reported_not_hung(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2
     assert "cannot reach the Kafka cluster" in result.stderr
+
+
+def run_on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run the CLI in a child process whose stderr is a pseudo-terminal; its stderr text."""
+    import pty
+    import subprocess
+    import sys
+
+    main, child = pty.openpty()
+    code = "from windtunnel.cli.main import cli; cli()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=child,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    return proc.wait(), b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize(
+    ("length", "total"), [(["-n", "100000"], 100000), (["--duration", "100s"], 100000)]
+)
+def test_progress_bar_on_a_terminal_for_long_runs(
+    tmp_path: Path, length: list[str], total: int
+) -> None:
+    out = str(tmp_path / "r.jsonl")
+    status, text = run_on_a_terminal("generate", "bare", *length, "--format", "jsonl", "-o", out)
+    assert status == 0, text
+    assert "bare -> jsonl  [" in text and f"65536/{total}" in text
+    assert f"{total}/{total}" in text and "events: " in text
+    if length[0] == "-n":
+        quiet = run_on_a_terminal("generate", "bare", *length, "-q", "--format", "jsonl", "-o", out)
+        assert quiet == (0, "")

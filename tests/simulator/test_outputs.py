@@ -133,3 +133,34 @@ def test_spark_dir_needs_batches_and_an_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         write("spark-dir", tmp_path / "e")
     assert info.value.field == "out"
+
+
+SUFFIXES = {"scenario": ".yaml", "jsonl": ".jsonl", "parquet": ".parquet", "spark-dir": ""}
+
+
+def test_same_bytes_in_another_process_with_another_hash_seed(tmp_path: Path) -> None:
+    # determinism must not hang on this process: string hashing, set order, cached pools
+    import os
+    import subprocess
+    import sys
+
+    knobs = {**KNOBS, "sparse_keys": 20, "bridge_fraction": 0.01, "clock_skew": "1s"}
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from windtunnel.simulator.outputs import WRITERS\n"
+        "from windtunnel.simulator.workloads import simulate\n"
+        f"knobs = {knobs!r}\n"
+        "for fmt, suffix in " + repr(SUFFIXES) + ".items():\n"
+        "    WRITERS[fmt](simulate('auth', **knobs), Path(sys.argv[1]) / (fmt + suffix), print)\n"
+    )
+    (tmp_path / "there").mkdir()
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "there")],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    for fmt, suffix in SUFFIXES.items():
+        here = write(fmt, tmp_path / f"{fmt}{suffix}", "auth", **knobs)
+        assert digest(here) == digest(tmp_path / "there" / f"{fmt}{suffix}"), fmt
