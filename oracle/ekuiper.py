@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from windtunnel.oracle.conditions import parse_condition
 from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, natural_origin_ms
 from windtunnel.oracle.errors import InvalidSpec
@@ -66,11 +67,14 @@ class EkuiperOperator(Operator):
         self.after = None if where_first else spec.where
         self.emit_empty = ctx.rules.empty_windows == "emit"
         self.max_ms: int | None = None
-        # HAVING may name a call such as count(*): it reads the column computing it
-        self.calls = {} if query.aggregate is None else {
+        # HAVING may name a call such as count(*): it reads the column computing it; a call
+        # no aggregation computes is an input error (it would silently never hold)
+        calls = {} if query.aggregate is None else {
             f"{a.function}({a.field or ('*' if a.function == 'count' else '')})".lower(): a.name
             for a in query.aggregate
         }
+        self.having = None if spec.having is None else parse_condition(
+            spec.having.text, "window.having", columns=calls)
 
     # --- E9/E11: errors, FILTER; E10: the clock and late records
     def on_event(
@@ -128,12 +132,10 @@ class EkuiperOperator(Operator):
         else:
             emitted = [(g.value, self.rows.rows(p, ref.start_ms, ref.end_ms))
                        for g, p in by_group.values()]
-        having = self.spec.having
+        having = self.having
         for value, rows in emitted:
             for row in rows:
-                if having is None or having.holds(
-                    {**row, **{call: row.get(name) for call, name in self.calls.items()}}
-                ):
+                if having is None or having.holds(row):
                     out.append(Emission(ref, value, row, reason, ctx.after_seq, wall_ms, partial))
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:

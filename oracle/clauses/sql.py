@@ -10,7 +10,7 @@ SESSIONWINDOW(unit, max_duration, timeout), COUNTWINDOW(n[, m]).
 
 Timeplus (``seeds/timeplus-tumble-emit.md``)::
 
-    SELECT items FROM tumble(stream, [ts,] 5s) [GROUP BY keys] [EMIT policy]
+    [SELECT items] FROM tumble(stream, [ts,] 5s) [GROUP BY keys] [EMIT policy]
 
 with hop(stream, [ts,] hop, size) and session(stream, [ts,] timeout[, max_size]); ``ts`` may
 be ``now()``. SELECT items: ``*``, columns, ``window_start``, ``window_end`` and the aggregates
@@ -24,8 +24,9 @@ from typing import Any
 from windtunnel.oracle.clauses.tokens import Token, Tokens
 from windtunnel.oracle.conditions import Condition, parse_condition
 from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
+from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.spec import NOW, Aggregation, Query
-from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, interval_ms, parse_emit
+from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, interval_ms
 
 SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct")
 EKUIPER_SUPPORTED = (
@@ -35,9 +36,10 @@ EKUIPER_SUPPORTED = (
     "[OVER (WHEN c)] [HAVING c]; aggregates count sum avg min max count_distinct"
 )
 TIMEPLUS_SUPPORTED = (
-    "SELECT window_start, key, max(x) AS m FROM tumble(s, [ts,] 5s) | hop(s, [ts,] hop, size) | "
-    "session(s, [ts,] timeout[, max_size]) [GROUP BY window_start, key] [EMIT ...]; aggregates "
-    "count sum avg min max count_distinct"
+    "[SELECT window_start, key, max(x) AS m] FROM tumble(s, [ts,] 5s) | hop(s, [ts,] hop, size) "
+    "| session(s, [ts,] timeout[, max_size]) [GROUP BY window_start, key] [EMIT AFTER WINDOW "
+    "CLOSE [WITH DELAY d] | EMIT TIMEOUT d | EMIT ON UPDATE [WITH BATCH d | WITH DELAY d]]; "
+    "aggregates count sum avg min max count_distinct"
 )
 _WINDOW_FUNCTIONS = {
     "TUMBLINGWINDOW": "tumbling", "HOPPINGWINDOW": "hopping", "SLIDINGWINDOW": "sliding",
@@ -189,11 +191,44 @@ def _window_function(tokens: Tokens, window: str, name: Token) -> dict[str, Any]
     return fields
 
 
+def _interval(tokens: Tokens) -> int:
+    token = tokens.next()
+    if token.kind != "num":
+        tokens.fail("expected an interval such as 2s", token)
+    try:
+        return interval_ms(token.text, tokens.field)
+    except InvalidSpec:
+        tokens.fail("not an interval (units ms s m h d w)", token)
+
+
+def _emit(tokens: Tokens) -> EmitPolicy:
+    """The policy after ``EMIT``: AFTER WINDOW CLOSE [WITH DELAY d] | TIMEOUT d |
+    ON UPDATE [WITH BATCH d | WITH DELAY d]; errors point at the first token that differs."""
+    if tokens.take_word("AFTER"):
+        tokens.expect_word("WINDOW")
+        tokens.expect_word("CLOSE")
+        if tokens.take_word("WITH"):
+            tokens.expect_word("DELAY")
+            return EmitPolicy("close", delay_ms=_interval(tokens))
+        return EmitPolicy("close")
+    if tokens.take_word("TIMEOUT"):
+        return EmitPolicy("close", timeout_ms=_interval(tokens))
+    if tokens.take_word("ON"):
+        tokens.expect_word("UPDATE")
+        if tokens.take_word("WITH"):
+            if tokens.take_word("BATCH"):
+                return EmitPolicy("update", batch_ms=_interval(tokens))
+            tokens.expect_word("DELAY")
+            return EmitPolicy("update", delay_ms=_interval(tokens))
+        return EmitPolicy("update")
+    tokens.fail("expected AFTER WINDOW CLOSE, TIMEOUT or ON UPDATE after EMIT")
+
+
 def parse_timeplus_sql(text: str, field: str = "query") -> Query:
-    """The query a Timeplus streaming SELECT over tumble/hop/session describes."""
+    """The query a Timeplus streaming SELECT over tumble/hop/session describes (the SELECT list
+    is optional: ``FROM tumble(s, ts, 5s) EMIT ...`` takes the aggregates from the scenario)."""
     tokens = Tokens(text, field, TIMEPLUS_SUPPORTED)
-    tokens.expect_word("SELECT")
-    aggregations = _select(tokens, "call")
+    aggregations = _select(tokens, "call") if tokens.take_word("SELECT") else []
     tokens.expect_word("FROM")
     function = tokens.next()
     if function.kind != "word" or function.text.lower() not in ("tumble", "hop", "session"):
@@ -235,10 +270,8 @@ def parse_timeplus_sql(text: str, field: str = "query") -> Query:
                 group_by.append(key.text)
             if not tokens.take(","):
                 break
-    emit = EmitPolicy()
-    if tokens.is_word("EMIT"):
-        emit = parse_emit(text[tokens.peek().offset :], field)
-        tokens.pos = len(tokens.items) - 1
+    emit = _emit(tokens) if tokens.take_word("EMIT") else EmitPolicy()
+    tokens.take(";")
     if not tokens.at_end():
         tokens.fail("unexpected text")
     if window == "hop":

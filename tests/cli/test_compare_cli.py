@@ -55,3 +55,13 @@ def test_compare_runs_all_six_profiles_on_one_stream() -> None:
     assert "not run" not in result.output
     assert "kdb: own operator + empty_windows" in result.output
     assert lines[-1] == "9 differences across tenzir, flink, spark, kdb, timeplus, ekuiper"
+
+
+def test_a_clause_error_names_the_offending_token_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad-clause.yaml"
+    path.write_text('profile: kdb\nquery: ".qsp.window.tumbling[00:00:10; `time; .qsp.use '
+                    '``timeAssigner!(::;00:00:01)]"\ninput: [{time: 1}]\n')
+    result = CliRunner().invoke(cli, ["compare", str(path), "--profiles", "kdb,tenzir"])
+    assert result.exit_code == 2
+    assert "'`timeAssigner' at offset" in result.output
+    assert "supported:" in result.output and "Traceback" not in result.output

@@ -9,6 +9,7 @@ import pytest
 
 from windtunnel.oracle import Aggregation, FixedWindows, InvalidSpec, parse_scenario, replay
 from windtunnel.oracle.clauses import parse_clause
+from windtunnel.oracle.conditions import parse_condition
 from windtunnel.oracle.ekuiper_spec import EkuiperWindows
 from windtunnel.oracle.errors import InvalidInput
 from windtunnel.oracle.kdb import KdbTimeWindows
@@ -118,6 +119,10 @@ def test_kdb_operators_and_options_as_on_the_page(text: str, spec: Any) -> None:
         ("ekuiper", "SELECT median(x) FROM s GROUP BY TUMBLINGWINDOW(ss, 1)", "'median'"),
         ("timeplus", "SELECT quantile(x) FROM tumble(s, 5s)", "'quantile' at offset 7"),
         ("timeplus", "SELECT count(*) FROM tumble(s, 5s) WHERE x > 1", "'WHERE'"),
+        ("timeplus", "SELECT count(*) FROM tumble(s, 5s) EMIT ON CHANGE", "'CHANGE' at offset 43"),
+        ("timeplus", "FROM tumble(s, 5s) EMIT AFTER WINDOW CLOSE WITH DELAY 2x",
+         "'2x' at offset 54"),
+        ("timeplus", "FROM tumble(s, 5s) EMIT TIMEOUT 3s WITH DELAY 2s", "'WITH' at offset 35"),
         ("kdb", ".qsp.window.global[{x}]", "'.qsp.window.global'"),
         ("kdb", ".qsp.window.tumbling[00:00:10; `time; .qsp.use ``timeAssigner!(::;00:00:01)]",
          "'`timeAssigner'"),
@@ -175,3 +180,28 @@ def test_query_conflicts_and_unknown_keys_are_input_errors(extra: dict[str, Any]
     with pytest.raises(InvalidInput) as info:
         parse_scenario(data)
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("syntax", "text"),
+    [
+        ("tql", "window size=10min, every=1min, on=ts, tolerance=2min, idle_timeout=5min"),
+        ("ekuiper", "GROUP BY ID, HOPPINGWINDOW(ss, 10, 5) FILTER (WHERE x > 1)"),
+        ("timeplus", "FROM tumble(stream, event_time, 5s) EMIT AFTER WINDOW CLOSE WITH DELAY 2s"),
+        ("kdb", ".qsp.window.tumbling[00:00:10; `time; .qsp.use ``lateness!(::;00:00:02)]"),
+    ],
+)
+def test_the_issues_four_clauses_parse_to_the_same_window_as_the_scenario_form(
+    syntax: str, text: str
+) -> None:
+    window = parse_clause(text, syntax).window
+    expected = {
+        "tql": FixedWindows(600_000, on="ts", every_ms=60_000, tolerance_ms=120_000,
+                            idle_timeout_ms=300_000),
+        "ekuiper": EkuiperWindows("hopping", unit="ss", size_ms=10_000, hop_ms=5_000,
+                                  filter=parse_condition("x > 1", "f")),
+        "timeplus": TimeplusWindows("tumble", 5_000, on="event_time",
+                                    emit=EmitPolicy("close", delay_ms=2_000)),
+        "kdb": KdbTimeWindows(10_000, on="time", lateness_ms=2_000),
+    }[syntax]
+    assert window == expected

@@ -239,3 +239,24 @@ def test_session_gap_equal_to_the_timeout(gap_rule: str, sessions: list[int]) ->
     result = ek_run(window, stamped(0, 2, 100),
                     rules=EKUIPER.with_overrides({"session_gap": gap_rule}))
     assert [e.row["n"] for e in result.emissions] == sessions
+
+
+@pytest.mark.parametrize(
+    ("having", "aggregate"),
+    [("avg(x) > 1", COUNT), ("COUNT(*) > 2", None), ("foo(x) > 1", COUNT)],
+)
+def test_having_a_call_no_aggregation_computes_is_an_input_error(
+    having: str, aggregate: Any
+) -> None:
+    window = EkuiperWindows("count", count=2, having=parse_condition(having, "having"))
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(window, stamped(1, 2), aggregate=aggregate)
+    assert info.value.field == "window.having"
+    assert "not a column of this query" in str(info.value)
+
+
+def test_having_reads_a_call_through_its_aggregation_and_plain_output_columns() -> None:
+    window = EkuiperWindows("count", count=2, having=parse_condition("COUNT( * ) >= 2 AND n > 1",
+                                                                     "having"))
+    result = ek_run(window, stamped(1, 2, 3, 4), aggregate=(Aggregation("n", "count"),))
+    assert [e.row["n"] for e in result.emissions] == [2, 2]
