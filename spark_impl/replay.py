@@ -37,6 +37,7 @@ class SparkRun:
     steps: tuple[int, ...]
     """Each output's stream step (schema.OUTPUT_COLUMNS ``step``)."""
     clock: str = "exact"
+    """``exact``/``batch`` (the exact operator's wall clock) or ``stock`` (stock mapping)."""
 
 
 def replay_on_spark(
@@ -111,17 +112,30 @@ def replay_scenario(
     buckets: int = 4,
     clock: str = "exact",
 ) -> SparkRun:
-    """Start (or reuse) a session and replay ``scenario`` on it (see :func:`replay_on_spark`)."""
+    """Start (or reuse) a session and replay ``scenario`` on it (see :func:`replay_on_spark`).
+
+    A scenario of profile ``spark`` runs the stock mapping instead
+    (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
+    """
     spark = spark_session(master, remote)
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
+    if scenario.profile.name == "spark":
+        from windtunnel.spark_impl.stock import replay_stock
+
+        return replay_stock(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock
     )
 
 
 def compare_with_oracle(scenario: Scenario, run: SparkRun) -> list[str]:
-    """Divergences between a Spark replay and the oracle's replay of ``scenario``."""
+    """Divergences between a Spark replay and the oracle's replay of ``scenario``
+    (a stock run: emissions against the ``spark`` profile, see ``stock.compare_stock``)."""
+    if run.clock == "stock":
+        from windtunnel.spark_impl.stock import compare_stock
+
+        return compare_stock(scenario, run)
     tagged = oracle_by_batch(scenario, run.feed)
     problems = divergences([o for o, _ in tagged], run.result.outputs, clock=run.clock)
     if run.clock == "batch" and not problems:

@@ -352,13 +352,16 @@ def payload_schema(query: Query, payloads: Sequence[Mapping[str, Any]]) -> T.Str
     tree: dict[str, Any] = {}
     for path in sorted(numeric | counted | keyed):
         values = [v for v in map(getter(path), payloads) if v is not None]
-        if path in numeric and (path in keyed or path in counted):
-            if any(not isinstance(v, int | float) or isinstance(v, bool) for v in values):
-                raise InvalidSpec(
-                    f"input.{path}", "numbers and other values",
-                    "one stock Spark column cannot be summed and keyed or counted by all values",
-                    "give the field numbers only, or use --engine oracle",
-                )
+        if (
+            path in numeric
+            and (path in keyed or path in counted)
+            and any(not isinstance(v, int | float) or isinstance(v, bool) for v in values)
+        ):
+            raise InvalidSpec(
+                f"input.{path}", "numbers and other values",
+                "one stock Spark column cannot be summed and keyed or counted by all values",
+                "give the field numbers only, or use --engine oracle",
+            )
         kind = (
             T.StringType()
             if path in counted and path not in keyed | numeric
@@ -433,7 +436,8 @@ def replay_stock(
         record.update(after_seq=after_seq, wall_ms=wall_ms, step=control_step(after_seq),
                       emit_index=0)
         group = json.loads(record["group"])
-        key = to_json_text(group if len(scenario.query.group_by) > 1 else [group])
+        width = len(scenario.query.group_by)
+        key = to_json_text(group if width > 1 else [group] if width else [])
         record["group_first_seq"] = plan.first_seen.get(key)
         records.append(record)
     records.sort(key=lambda r: (print_order(r), r["row"]))
