@@ -211,17 +211,19 @@ class Simulation:
             tag[status == 1] = NULL_TIME
             tag[status == 2] = NOT_A_TIME
         t["ts"], t["status"] = ts, status
-        groups = self._groups(t)
+        groups = self.group_codes(t)
         if k.late_fraction:
             self._inject_late(t, groups, tag, rng)
         t["tag"] = tag
         t["dup_of"] = np.full(n, -1, dtype=np.int64)
         t = self._insert(t, groups, rng)
-        groups = self._groups(t)
+        groups = self.group_codes(t)
         t["truth"] = truth.label(self.late_spec, groups, t["ts"], t["status"], self._truth_clocks)
         return t
 
-    def _groups(self, t: Table) -> npt.NDArray[np.int64]:
+    def group_codes(self, t: Table) -> npt.NDArray[np.int64]:
+        """Each row's ground-truth clock group: the workload's group_by key, or 0 for a
+        stream clock."""
         if self.late_spec.clock_scope == "stream":
             return np.zeros(len(t["gen"]), dtype=np.int64)
         return self.workload.group_codes(t)

@@ -77,13 +77,26 @@ def test_oracle_drops_equal_the_labelled_set(workload: str, knobs: dict[str, Any
     assert oracle_drops(simulate(workload, **options)) == labelled(workload, **options)
 
 
-def test_late_fraction_matches_the_request_within_tolerance() -> None:
+@pytest.mark.parametrize(
+    ("workload", "p", "knobs"),
+    [
+        ("bare", 0.05, {"keys": 50}),
+        ("bare", 0.2, {"keys": 50, "seed": 6}),
+        ("auth", 0.05, {}),  # 10min every 1min + 2min tolerance, clock per (user, src_ip)
+        ("plays", 0.02, {"late_window": "1min/20s+5s"}),
+        ("iot", 0.05, {"late_window": "5s+1s@stream"}),  # one clock for the stream
+    ],
+)
+def test_late_fraction_matches_the_request_within_tolerance(
+    workload: str, p: float, knobs: dict[str, Any]
+) -> None:
     # stated tolerance (docs/simulator.md): 4 standard errors plus one record per group
-    n, p = 40_000, 0.05
-    sim = simulate("bare", events=n, seed=5, late_fraction=p, keys=50)
+    n = 40_000
+    sim = simulate(workload, events=n, late_fraction=p, **{"seed": 5, **knobs})
     table = table_of(sim)
+    groups = len(np.unique(sim.group_codes(table)))
     measured = sim.summary.late / n
-    assert abs(measured - p) <= 4 * math.sqrt(p * (1 - p) / n) + 50 / n
+    assert abs(measured - p) <= 4 * math.sqrt(p * (1 - p) / n) + groups / n
     # every record placed late on purpose is labelled late
     injected = table["tag"] == LATE_INJECTED
     assert (table["truth"][injected] == 1).all()
