@@ -260,3 +260,83 @@ def test_timer_honours_the_empty_windows_rule() -> None:
                    rules=KDB.with_overrides({"empty_windows": "skip"}))
     assert [e.row["n"] for e in emit.emissions] == [1, 0]
     assert [e.row["n"] for e in skip.emissions] == [1]
+
+
+@pytest.mark.parametrize(
+    ("close", "expected", "kept_in_window"),
+    [
+        # "With passthrough enabled, windows are emitted as soon as they end": 11 triggers
+        # [0, 10) although lateness is 5; the 3 is then late, held and passed through first
+        ("end", [(0, 10, [1], "close"), (0, 10, [3], "late_passthrough"),
+                 (10, 20, [11], "close")], False),
+        # rule passthrough_close: lateness: still at end + lateness (11 < 15), so the 3 is on time
+        ("lateness", [(0, 10, [1, 3], "close"), (10, 20, [11], "close")], True),
+    ],
+)
+def test_passthrough_triggers_at_the_window_end_unless_the_rule_keeps_lateness(
+    close: str, expected: list[Any], kept_in_window: bool
+) -> None:
+    #   0    10    20    30
+    #   |1 3 |11   |   25|      lateness 5; one record per batch
+    result = kdb_run(KdbTimeWindows(10, on="t", lateness_ms=5, passthrough=True),
+                     times(1, 11, 3, 25),
+                     rules=KDB.with_overrides({"passthrough_close": close}))
+    assert windows(result)[: len(expected)] == expected
+    assert result.drops == []
+
+
+def test_count_trigger_cleans_up_late_data_with_passthrough() -> None:
+    # "A window will automatically be triggered when the number of buffered records exceeds a
+    # given threshold. This also triggers a cleanup of any late data."  countTrigger 3:
+    #   batch 1: 20 21 (window [20, 30))   batch 2: 1 2 3, late: held (2 + 3 >= 3)
+    # the held records go out at once as the late batch; the window keeps its 2 (< 3) records
+    result = kdb_run(KdbTimeWindows(10, on="t", passthrough=True, count_trigger=3),
+                     batches([20, 21], [1, 2, 3]))
+    assert windows(result) == [
+        (0, 10, [1, 2, 3], "late_passthrough"), (20, 30, [20, 21], "end_of_input"),
+    ]
+    assert result.emissions[0].after_seq == 4
+
+
+def test_sliding_page_example_history_then_recent_data() -> None:
+    # .qsp.window.sliding[00:00:05; 00:00:10; `time], now N = 7200 s, wall clock from 0:
+    #   wall 0: "Five minutes of historical data from an hour ago": N - 3600 + 0..299 s
+    #   wall 1: "Data from one minute ago": 10 records at N - 60
+    # The first batch triggers, by its largest time N - 3301, every window ending at or before
+    # it: starts N - 3605 .. N - 3315 (59 windows; the first holds records 0..4). The page
+    # counts "60 windows" (300 s / 5 s); its timer is not needed here because the batch itself
+    # holds timestamps past those windows' ends.
+    s = 1000
+    n = 7200 * s
+    history = [Event(i, {"time": n - 3600 * s + i * s}, at_ms=0) for i in range(300)]
+    recent = [Event(300 + i, {"time": n - 60 * s}, at_ms=1 * s) for i in range(10)]
+    items = [Batch(tuple(history)), Batch(tuple(recent)), Advance(10 * s)]
+    result = kdb_run(KdbTimeWindows(5 * s, 10 * s, on="time"), items,
+                     aggregate=(Aggregation("n", "count"),))
+    first = [e for e in result.emissions if e.after_seq == 299]
+    assert [e.window.start_ms for e in first] == list(range(n - 3605 * s, n - 3310 * s, 5 * s))
+    assert [e.row["n"] for e in first] == [5] + [10] * 58
+    # the recent batch triggers the two windows still holding history, then the empty ones
+    second = [e for e in result.emissions if e.after_seq == 309 and e.reason == "close"]
+    assert [(e.window.start_ms, e.row["n"]) for e in second[:2]] == [
+        (n - 3310 * s, 10), (n - 3305 * s, 5)]
+    assert {e.row["n"] for e in second[2:]} == {0}
+    assert second[-1].window.start_ms == n - 70 * s
+    # "This will be emitted as a single window when the timer fires": the tick at wall 10 s
+    # (more than a period after the last emission at wall 1 s) emits the current window, partial
+    timer = [e for e in result.emissions if e.reason == "timer"]
+    assert [(e.window.start_ms, e.row["n"], e.wall_ms, e.partial) for e in timer] == [
+        (n - 65 * s, 10, 10 * s, True)]
+
+
+def test_window_start_times_are_the_windows_metadata() -> None:
+    # "Window start times are included in the metadata for windowed batches as window":
+    # sliding[00:00:02; 00:00:05] over 200 records 0.1 s apart from 0: each window reports its
+    # start, a multiple of the 2 s period, and holds the 50 records of its 5 s
+    items = [Batch(tuple(Event(i, {"t": i * 100, "val": i}) for i in range(200)))]
+    result = kdb_run(KdbTimeWindows(2_000, 5_000, on="t"), items,
+                     aggregate=(Aggregation("n", "count"), Aggregation("start", "window_start")))
+    closed = [e for e in result.emissions if e.reason == "close"]
+    assert [e.window.start_ms for e in closed] == list(range(-4_000, 14_001, 2_000))
+    assert [e.row["start"] for e in closed] == [e.window.start_ms for e in closed]
+    assert [e.row["n"] for e in closed if e.window.start_ms >= 0] == [50] * 8
