@@ -156,3 +156,19 @@ def test_bad_options_raise_invalid_spec(call, field: str) -> None:
     with pytest.raises(InvalidSpec) as info:
         call()
     assert info.value.field == field
+
+
+def test_scenarios_shrink_to_one_tumbling_window_over_a_short_in_order_single_key_stream() -> None:
+    scenario = find(
+        scenarios(max_events=6, keys=3, max_disorder_ms=5_000, with_batches=True),
+        lambda s: len(list(events_of(s.items))) >= 2,
+        settings=settings(database=None, max_examples=50, phases=QUICK_SHRINK),
+    )
+    assert scenario.profile.name == "tenzir"
+    assert scenario.query.window == FixedWindows(size_ms=60_000, on="ts")
+    assert scenario.query.group_by == ()
+    assert [a.function for a in scenario.query.aggregate or ()] == ["count", "sum"]
+    events = list(events_of(scenario.items))
+    assert len(events) == 2
+    assert len({e.payload["key"] for e in events}) == 1
+    assert [e.payload["ts"] for e in events] == [0, 0]
