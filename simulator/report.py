@@ -59,7 +59,7 @@ def summary_lines(simulation: Simulation) -> list[str]:
         f"bridges: {s.tags['bridge']}",
         f"idle periods: {len(idle)}"
         + (f" ({', '.join(f'{k} {v}' for k, v in sorted(scopes.items()))})" if idle else ""),
-        "partitions: " + ", ".join(f"{p}: {n}" for p, n in sorted(s.partitions.items())),
+        _partitions_line(simulation),
     ]
     if s.batches:
         lines.append(f"batches: {s.batches}")
@@ -72,3 +72,14 @@ def summary_lines(simulation: Simulation) -> list[str]:
             + ")"
         )
     return lines
+
+
+def _partitions_line(simulation: Simulation) -> str:
+    """Records per Kafka partition; beyond 12 partitions, their range."""
+    counts = simulation.summary.partitions
+    total = simulation.knobs.partitions
+    if total <= 12:
+        return "partitions: " + ", ".join(f"{p}: {n}" for p, n in sorted(counts.items()))
+    used = sorted(counts.values())
+    spread = f", {used[0]} to {used[-1]} records each" if used else ""
+    return f"partitions: {len(used)} of {total} have records{spread}"

@@ -129,3 +129,15 @@ def test_progress_bar_on_a_terminal_for_long_runs(
     if length[0] == "-n":
         quiet = run_on_a_terminal("generate", "bare", *length, "-q", "--format", "jsonl", "-o", out)
         assert quiet == (0, "")
+
+
+def test_summary_counts_records_per_partition(tmp_path: Path) -> None:
+    few = invoke("generate", "bare", "-n", "900", "--partitions", "2", "-o", str(tmp_path / "a"))
+    line = next(x for x in few.stderr.splitlines() if "partitions:" in x)
+    counts = [int(part.split(": ")[1]) for part in line.split("partitions: ")[1].split(", ")]
+    assert sum(counts) == 900 and len(counts) == 2
+    many = invoke("generate", "bare", "-n", "900", "--partitions", "500", "-o", str(tmp_path / "b"))
+    from windtunnel.simulator.murmur2 import partition_for
+
+    used = {partition_for(f"k{i}".encode(), 500) for i in range(100)}  # bare's 100 keys
+    assert f"partitions: {len(used)} of 500 have records, " in many.stderr
