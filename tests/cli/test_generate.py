@@ -141,3 +141,14 @@ def test_summary_counts_records_per_partition(tmp_path: Path) -> None:
 
     used = {partition_for(f"k{i}".encode(), 500) for i in range(100)}  # bare's 100 keys
     assert f"partitions: {len(used)} of 500 have records, " in many.stderr
+
+
+def test_rejected_kafka_setting_is_one_line_without_its_value(tmp_path: Path) -> None:
+    config = tmp_path / "kafka.properties"
+    config.write_text("bootstrap.servers=127.0.0.1:1\nsecurity.protocol=hunter2-secret\n")
+    result = invoke(
+        "generate", "bare", "-n", "5", "--format", "kafka", "--kafka-config", str(config)
+    )
+    assert result.exit_code == 2
+    assert "kafka setting security.protocol=(hidden): rejected by librdkafka" in result.stderr
+    assert "hunter2" not in result.output and result.stderr.count("\n") == 1
