@@ -150,5 +150,5 @@ def test_rejected_kafka_setting_is_one_line_without_its_value(tmp_path: Path) ->
         "generate", "bare", "-n", "5", "--format", "kafka", "--kafka-config", str(config)
     )
     assert result.exit_code == 2
-    assert "kafka setting security.protocol=(hidden): rejected by librdkafka" in result.stderr
+    assert "kafka setting security.protocol='(hidden)': rejected by librdkafka" in result.stderr
     assert "hunter2" not in result.output and result.stderr.count("\n") == 1
