@@ -65,6 +65,24 @@ EKUIPER = register(
             f"(the engine's first event-time window differs: {ENGINES})",
             "alignment": f'{EKUIPER_PAGE}: "a 10 second time window will always end at each 10s '
             'second ... A day window will always end in 24:00 local time."',
+            "clock_moves": f'{ENGINES}: eKuiper: "Late handling is per record: the watermark is '
+            "... each stream's max timestamp minus the lateness tolerance\"",
+            "clock_floor": f'{EKUIPER_PAGE}: "In event time mode, the watermark algorithm is used" '
+            "(no watermark before the first record)",
+            "session_close_at": f'{EKUIPER_PAGE}: "if no events occur within the timeout, then the '
+            'window is closed at the timeout" (an event exactly at the timeout still joins)',
+            "session_late": f"{ENGINES}: eKuiper: the late test is per record (rule late_test), "
+            "so session lateness is never asked (kept default)",
+            "closed_session": f"{ENGINES}: eKuiper: the late test is per record (kept default)",
+            "close_order": f'{EKUIPER_PAGE}: "All the windowing operations output results at the '
+            'end of the window." (in time order)',
+            "idle_closed_window": "not applicable to ekuiper: no idle_timeout (kept default)",
+            "idle_timer_reset": "not applicable to ekuiper: no idle_timeout (kept default)",
+            "trailing_ends": f'{ENGINES}: eKuiper: "Sliding windows cover [t - size, t], closed '
+            'at both ends"',
+            "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
+            "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
+            "default)",
         },
         kinds=("fixed", "ekuiper"),
     )

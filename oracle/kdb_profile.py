@@ -56,6 +56,26 @@ KDB = register(
             'supported."',
             "alignment": f'{KDB_PAGE}: "The first window starts at time + 60 seconds" (time is '
             "midnight: windows start on multiples of the period)",
+            "late_test": f'{KDB_PAGE}: "After that, subsequent events with a timestamp within that '
+            'window will be discarded." (a record is late when every window holding it was '
+            "triggered)",
+            "passthrough_close": f'{KDB_PAGE}: "With passthrough enabled, windows are emitted as '
+            'soon as they end, and no data will be discarded due to lateness."',
+            "clock_floor": f"{KDB_PAGE}: the first window holds the first batch's earliest record "
+            "(no clock before it)",
+            "close_order": f'{KDB_PAGE}: "the current window" (windows trigger one after the '
+            "other, in time order)",
+            "idle_closed_window": "not applicable to kdb: no idle_timeout option (its idle timer "
+            "emits partial windows and closes nothing)",
+            "idle_timer_reset": f'{KDB_PAGE}: "if the time since the last window was emitted '
+            'exceeds the period" (the idle timer is per stream; the rule is for idle_timeout)',
+            **{rule: "not applicable to kdb: it has no session windows (kept default)" for rule in
+               ("session_gap", "session_close_at", "session_late", "closed_session",
+                "session_ends")},
+            "trailing_ends": "not applicable to kdb: it has no per-event windows (kept default)",
+            "timeout_closes": "not applicable to kdb (a Timeplus EMIT TIMEOUT rule; kept default)",
+            "where_placement": "not applicable to kdb (an eKuiper WHERE rule; kept default)",
+            "first_window": "not applicable to kdb (an eKuiper rule; kept default)",
         },
         kinds=("fixed", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global", "kdb_timer"),
     )

@@ -65,6 +65,24 @@ TIMEPLUS = register(
             f' (the engine flushes all: {ENGINES})',
             "alignment": f'{ENGINES}: Timeplus: "Week windows start on Monday; ... sub-day sizes '
             'are epoch-aligned."',
+            "late_test": f'{TIMEPLUS_PAGE}: "Any late events that belong to this now-closed window '
+            'will be discarded." (late per window: a hop window still open takes the event)',
+            "clock_floor": f'{TIMEPLUS_PAGE}: "A watermark is an internal timestamp that advances '
+            'monotonically" (none before the first insert)',
+            "idle_closed_window": f'{TIMEPLUS_PAGE}: EMIT TIMEOUT: "Any late events that belong '
+            'to this now-closed window will be discarded."',
+            "idle_timer_reset": f'{TIMEPLUS_PAGE}: "If no new events arrive for 3 seconds" (any '
+            "event of the stream; the rule's values are per window or per key: kept default)",
+            "close_order": f'{TIMEPLUS_PAGE}: "Each time a window closes (as determined by the '
+            'internal watermark)" (windows closed together come out in time order)',
+            "session_late": f"{ENGINES}: Timeplus: sessions close by the watermark like windows; an "
+            "event whose own session would be closed is discarded",
+            "closed_session": f'{TIMEPLUS_PAGE}: "Any late events that belong to this now-closed '
+            'window will be discarded."',
+            "trailing_ends": "not applicable to timeplus: no per-event windows (kept default)",
+            "passthrough_close": "not applicable to timeplus (a kdb+ rule; kept default)",
+            "where_placement": "not applicable to timeplus (an eKuiper WHERE rule; kept default)",
+            "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
         },
         kinds=("fixed", "timeplus"),
     )

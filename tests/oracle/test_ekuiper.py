@@ -260,3 +260,11 @@ def test_having_reads_a_call_through_its_aggregation_and_plain_output_columns() 
                                                                      "having"))
     result = ek_run(window, stamped(1, 2, 3, 4), aggregate=(Aggregation("n", "count"),))
     assert [e.row["n"] for e in result.emissions] == [2, 2]
+
+
+def test_every_rule_of_the_ekuiper_profile_cites_a_source() -> None:
+    from windtunnel.oracle.rules import RULE_VALUES
+
+    profile = profile_named("ekuiper")
+    assert set(profile.sources) == set(RULE_VALUES)
+    assert all(profile.source(rule).strip() for rule in RULE_VALUES)

@@ -340,3 +340,11 @@ def test_window_start_times_are_the_windows_metadata() -> None:
     assert [e.window.start_ms for e in closed] == list(range(-4_000, 14_001, 2_000))
     assert [e.row["start"] for e in closed] == [e.window.start_ms for e in closed]
     assert [e.row["n"] for e in closed if e.window.start_ms >= 0] == [50] * 8
+
+
+def test_every_rule_of_the_kdb_profile_cites_a_source() -> None:
+    from windtunnel.oracle.rules import RULE_VALUES
+
+    profile = profile_named("kdb")
+    assert set(profile.sources) == set(RULE_VALUES)
+    assert all(profile.source(rule).strip() for rule in RULE_VALUES)

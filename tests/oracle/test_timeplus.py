@@ -218,3 +218,11 @@ def test_clock_moves_event_makes_every_record_its_own_insert() -> None:
     assert summary(per_batch) == [(0, 10, 2, "close")]
     assert summary(per_event) == [(0, 10, 1, "close")]
     assert [(d.seq, d.reason) for d in per_event.drops] == [(2, "late")]
+
+
+def test_every_rule_of_the_timeplus_profile_cites_a_source() -> None:
+    from windtunnel.oracle.rules import RULE_VALUES
+
+    profile = profile_named("timeplus")
+    assert set(profile.sources) == set(RULE_VALUES)
+    assert all(profile.source(rule).strip() for rule in RULE_VALUES)
