@@ -1,6 +1,6 @@
 """Timeplus streaming windows with emit policies (``seeds/timeplus-tumble-emit.md``).
 
-Rules T1-T10 in docs/semantics.md. The watermark belongs to the stream (rule ``clock_scope``)
+Rules TP1-TP10 in docs/semantics.md. The watermark belongs to the stream (rule ``clock_scope``)
 and advances once per inserted batch (rule ``clock_moves: batch_inclusive``; ``event``: per
 record): ``watermark = max event time - delay``. A window
 ``[start, end)`` closes when ``watermark >= end``; records of one batch are never late to each
@@ -106,7 +106,7 @@ class TimeplusOperator(Operator):
         assert isinstance(group.state, _Stream)
         return group.state
 
-    # --- T2: assignment; late against the watermark of the previous batches
+    # --- TP2: assignment; late against the watermark of the previous batches
     def on_event(
         self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
     ) -> None:
@@ -198,7 +198,7 @@ class TimeplusOperator(Operator):
                     f"event time {t_ms}: its windows closed when the watermark reached "
                     f"{stream.closed_until_ms}")
 
-    # --- T3/T5: per inserted batch: advance the watermark, emit updates, close windows
+    # --- TP3/TP4/TP5: per inserted batch: advance the watermark, emit updates, close windows
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
         for stream in self._streams:
             top = stream.batch_max_ms
@@ -252,7 +252,7 @@ class TimeplusOperator(Operator):
     def _ordered(windows: Any) -> list[_Window]:
         return sorted(windows, key=lambda w: (w.end_ms, w.start_ms, w.group.index))
 
-    # --- T6: EMIT TIMEOUT; T8: ON UPDATE WITH BATCH ticks
+    # --- TP6: EMIT TIMEOUT; TP8: ON UPDATE WITH BATCH ticks
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
         timeout = self.emit.timeout_ms
         if timeout is not None:

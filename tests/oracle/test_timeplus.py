@@ -1,4 +1,4 @@
-"""timeplus profile rules (T1-T10 in docs/semantics.md) beyond examples/timeplus-*.yaml.
+"""timeplus profile rules (TP1-TP10 in docs/semantics.md) beyond examples/timeplus-*.yaml.
 
 Timelines: event times on the axis, `|` window bounds; `B1`, `B2` mark inserted batches.
 """
