@@ -105,11 +105,22 @@ def split_on_value(field_path: str, equals: Any) -> Trigger:
     return trigger
 
 
-def high_water_mark(field_path: str) -> Trigger:
+NEW_HIGH: tuple[str, ...] = ("ends", "starts")
+"""Where a new high goes in :func:`high_water_mark`: it ends the window it closes (the page's
+q code, ``offset + 1 + ...``) or starts the next one (its comment: "causing everything before
+it to be emitted")."""
+
+
+def high_water_mark(field_path: str, new_high: str = "ends") -> Trigger:
     """The page's high-water-mark trigger, transcribed: ``runningMax: or\\[state, data`val]``;
     indices ``offset + 1 + where 0 <> 1 _ deltas runningMax``, returned only when
     ``state < max data`val``; the new state is the last running maximum. Each new high ends
-    a window (it is the last record of the window it closes)."""
+    a window (it is the last record of the window it closes); ``new_high="starts"`` drops the
+    ``1 +``: each new high starts a window. Raises InvalidSpec for another ``new_high``."""
+    if new_high not in NEW_HIGH:
+        raise InvalidSpec("window.trigger.high_water_mark.new_high", new_high,
+                          "must be ends or starts", "write new_high: ends (the page's code)")
+    shift = 1 if new_high == "ends" else 0
     get = getter(field_path)
 
     def trigger(
@@ -118,7 +129,7 @@ def high_water_mark(field_path: str) -> Trigger:
         running = [state]
         for row in data:
             running.append(max(running[-1], get(row)))
-        indices = [offset + 1 + j for j in range(len(data)) if running[j + 1] != running[j]]
+        indices = [offset + shift + j for j in range(len(data)) if running[j + 1] != running[j]]
         values = [get(row) for row in data]
         return (indices if values and state < max(values) else []), running[-1]
 

@@ -168,6 +168,13 @@ def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGl
             name=f"split_on {argument['field']} = {argument['equals']!r}",
         )
     if name == "high_water_mark":
+        new_high = "ends"
+        if isinstance(argument, Mapping):  # {field: val, new_high: starts}
+            if set(argument) - {"field", "new_high"}:
+                raise InvalidScenario("window.trigger.high_water_mark", argument,
+                                      "takes field and new_high", "write {field: val}")
+            new_high = argument.get("new_high", "ends")
+            argument = argument.get("field")
         if not isinstance(argument, str) or not argument:
             raise InvalidScenario("window.trigger.high_water_mark", argument,
                                   "must name a numeric field", "write high_water_mark: val")
@@ -176,7 +183,8 @@ def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGl
             raise InvalidScenario("window.state", state, "must be a number (the initial mark)",
                                   "write state: 15")
         return KdbGlobalWindows(
-            high_water_mark(argument), state=state, name=f"high_water_mark {argument}"
+            high_water_mark(argument, new_high), state=state,
+            name=f"high_water_mark {argument} (new high {new_high})",
         )
     raise InvalidScenario("window.trigger", name, "unknown built-in trigger",
                           f"use one of {', '.join(TRIGGERS)}")

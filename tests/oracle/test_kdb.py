@@ -217,6 +217,8 @@ def scenario(window: dict[str, Any], **extra: Any) -> dict[str, Any]:
     [
         ({"kind": "kdb_global", "trigger": {"split_after": "x"}}, "window.trigger"),
         ({"kind": "kdb_global", "trigger": {"high_water_mark": "v"}, "state": "a"}, "window.state"),
+        ({"kind": "kdb_global", "trigger": {"high_water_mark": {"field": "v", "new_high": "x"}}},
+         "window.trigger.high_water_mark.new_high"),
         ({"kind": "kdb_tumbling", "period": "10s", "sort": "yes"}, "window.sort"),
         ({"kind": "kdb_sliding", "period": "10s"}, "window.duration"),
         ({"kind": "kdb_count"}, "window.size"),
@@ -348,3 +350,26 @@ def test_every_rule_of_the_kdb_profile_cites_a_source() -> None:
     profile = profile_named("kdb")
     assert set(profile.sources) == set(RULE_VALUES)
     assert all(profile.source(rule).strip() for rule in RULE_VALUES)
+
+
+@pytest.mark.parametrize(
+    ("new_high", "windows_"),
+    [
+        # the page's q code (offset + 1 + ...): a new high is the last record of its window
+        ("ends", [[0, 1, 5, 14, 15, 16], [17], [18], [16, 17, 16]]),
+        # its comment, "causing everything before it to be emitted": a new high starts one
+        ("starts", [[0, 1, 5, 14, 15], [16], [17], [18, 16, 17, 16]]),
+    ],
+)
+def test_high_water_mark_new_high_ends_or_starts_a_window(
+    new_high: str, windows_: list[list[int]]
+) -> None:
+    scenario = parse_scenario({
+        "profile": "kdb",
+        "window": {"kind": "kdb_global", "state": 15,
+                   "trigger": {"high_water_mark": {"field": "val", "new_high": new_high}}},
+        "aggregate": {"vals": "collect(val)"},
+        "input": [{"batch": [{"val": v} for v in batch]}
+                  for batch in ([0, 1, 5], [14, 15, 16], [17, 18], [16, 17, 16])],
+    })
+    assert [e.row["vals"] for e in replay(scenario).emissions] == windows_
