@@ -15,7 +15,7 @@ from windtunnel.oracle.aggregates import Aggregator
 from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
 from windtunnel.oracle.window_rows import Rows, require_rules
@@ -254,6 +254,12 @@ class TimeplusOperator(Operator):
 
     # --- TP6: EMIT TIMEOUT; TP8: ON UPDATE WITH BATCH ticks
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        if self.spec.on == NOW:  # TP10: processing time: the wall clock is the event time
+            delay = self.emit.delay_ms
+            for stream in self._streams:
+                due = sorted({w.end_ms for w in stream.windows if w.end_ms + delay <= ctx.wall_ms})
+                for end in due:  # each closes when the wall clock reaches it (plus the delay)
+                    self._close_until(stream, end, ctx, end + delay, out)
         timeout = self.emit.timeout_ms
         if timeout is not None:
             for stream in self._streams:

@@ -226,3 +226,15 @@ def test_every_rule_of_the_timeplus_profile_cites_a_source() -> None:
     profile = profile_named("timeplus")
     assert set(profile.sources) == set(RULE_VALUES)
     assert all(profile.source(rule).strip() for rule in RULE_VALUES)
+
+
+def test_processing_time_windows_close_when_the_wall_clock_reaches_their_end() -> None:
+    # tumble(s, now(), 5ms): arrivals at wall 1 and 2; the wall clock alone moves to 12:
+    #   [0, 5) closes at wall 5 and nothing else is open (no event after it)
+    items = [Event(0, {}, at_ms=1), Event(1, {}, at_ms=2), Advance(12)]
+    result = tp_run(TimeplusWindows("tumble", 5, on=NOW), items)
+    assert [(e.window.start_ms, e.row["n"], e.wall_ms, e.after_seq) for e in result.emissions] == [
+        (0, 2, 5, 1)]
+    delayed = tp_run(TimeplusWindows("tumble", 5, on=NOW, emit=EmitPolicy(delay_ms=2)),
+                     [*items[:2], Advance(6)])
+    assert list(delayed.emissions) == []
