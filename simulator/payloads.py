@@ -65,24 +65,22 @@ def key_pool(fake: Faker, make: Callable[[], Any], keys: int, faker_size: int = 
 
 
 def ints(values: npt.NDArray[Any], as_json: bool) -> list[Any]:
-    return values.astype(str).tolist() if as_json else values.tolist()  # type: ignore[no-any-return]
+    """Integers as Python ints (their JSON text is ``str(int)``, which ``%s`` renders)."""
+    return values.tolist()  # type: ignore[no-any-return]
 
 
 def times(table: Table, as_json: bool) -> list[Any]:
     """The time field: epoch ms, null (status 1) or ``"not-a-time"`` (status 2)."""
     ts = table["ts"]
     status = table["status"]
-    if as_json:
-        out = ts.astype(str).astype(object)
-        out[status == 1] = "null"
-        out[status == 2] = json.dumps(NOT_A_TIME)
-        return out.tolist()  # type: ignore[no-any-return]
-    if not status.any():
-        return ts.tolist()  # type: ignore[no-any-return]
-    values = ts.astype(object)
-    values[status == 1] = None
-    values[status == 2] = NOT_A_TIME
-    return values.tolist()  # type: ignore[no-any-return]
+    values: list[Any] = ts.tolist()
+    if status.any():
+        null, invalid = ("null", json.dumps(NOT_A_TIME)) if as_json else (None, NOT_A_TIME)
+        for row in np.flatnonzero(status == 1).tolist():
+            values[row] = null
+        for row in np.flatnonzero(status == 2).tolist():
+            values[row] = invalid
+    return values
 
 
 def choices(
