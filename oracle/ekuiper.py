@@ -56,7 +56,7 @@ class EkuiperOperator(Operator):
         require_rules(
             ctx.rules, "ekuiper", close_at=("reaches",), late_test=("record",),
             clock_scope=("stream",), clock_moves=("event",), clock_floor=("none",),
-            alignment=("epoch",),
+            alignment=("epoch",), close_order=("window_time",),
         )
         self.rows = Rows(query)
         self.event_time = spec.event_time

@@ -20,6 +20,7 @@ class SlidingOperator(EkuiperOperator):
 
     def __init__(self, query: Query, ctx: Context) -> None:
         super().__init__(query, ctx)
+        require_rules(ctx.rules, "ekuiper sliding", trailing_ends=("closed",))
         assert self.spec.size_ms is not None
         self.size_ms = self.spec.size_ms
         self.delay_ms = self.spec.delay_ms

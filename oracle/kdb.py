@@ -157,6 +157,7 @@ class KdbTimeOperator(Operator):
             close_at=("reaches", "passes"), late_test=("window",),
             clock_moves=("batch_inclusive", "event"), clock_floor=("none",),
             alignment=("epoch",), close_order=("window_time",),
+            every_greater_than_size=("reject",),
         )
         self.rows = Rows(query)
         self.period_ms = spec.period_ms

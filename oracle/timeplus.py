@@ -74,7 +74,7 @@ class TimeplusOperator(Operator):
             ctx.rules, "timeplus", close_at=("reaches",), late_test=("window",),
             clock_moves=("batch_inclusive", "event"), clock_floor=("none",), alignment=("epoch",),
             empty_windows=("skip",), every_greater_than_size=("reject",),
-            idle_closed_window=("late",),
+            idle_closed_window=("late",), close_order=("window_time",),
         )
         if spec.window == "session":
             require_rules(

@@ -268,3 +268,10 @@ def test_every_rule_of_the_ekuiper_profile_cites_a_source() -> None:
     profile = profile_named("ekuiper")
     assert set(profile.sources) == set(RULE_VALUES)
     assert all(profile.source(rule).strip() for rule in RULE_VALUES)
+
+
+def test_sliding_windows_are_closed_at_both_ends_only() -> None:
+    window = EkuiperWindows("sliding", unit="ms", size_ms=10, on="ts")
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(window, stamped(1), rules=EKUIPER.with_overrides({"trailing_ends": "left_open"}))
+    assert info.value.field == "rules.trailing_ends"

@@ -242,7 +242,8 @@ def test_kdb_kinds_need_the_kdb_profile() -> None:
 @pytest.mark.parametrize(
     ("rule", "value"),
     [("close_at", "max_timestamp"), ("late_test", "record"), ("clock_moves", "batch"),
-     ("clock_floor", "epoch"), ("alignment", "epoch_from_zero"), ("close_order", "opened")],
+     ("clock_floor", "epoch"), ("alignment", "epoch_from_zero"), ("close_order", "opened"),
+     ("every_greater_than_size", "accept")],
 )
 def test_rule_values_the_kdb_operator_does_not_implement_are_input_errors(
     rule: str, value: str
