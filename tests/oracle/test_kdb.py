@@ -374,3 +374,12 @@ def test_high_water_mark_new_high_ends_or_starts_a_window(
                   for batch in ([0, 1, 5], [14, 15, 16], [17, 18], [16, 17, 16])],
     })
     assert [e.row["vals"] for e in replay(scenario).emissions] == windows_
+
+
+def test_teardown_can_discard_instead_of_emitting_partial_windows() -> None:
+    items = batches([1], [12])
+    flushed = kdb_run(KdbTimeWindows(10, on="t"), items)
+    assert windows(flushed) == [(0, 10, [1], "close"), (10, 20, [12], "end_of_input")]
+    discarded = kdb_run(KdbTimeWindows(10, on="t"), items,
+                        rules=KDB.with_overrides({"end_of_input": "discard"}))
+    assert windows(discarded) == [(0, 10, [1], "close")]

@@ -238,3 +238,16 @@ def test_processing_time_windows_close_when_the_wall_clock_reaches_their_end() -
     delayed = tp_run(TimeplusWindows("tumble", 5, on=NOW, emit=EmitPolicy(delay_ms=2)),
                      [*items[:2], Advance(6)])
     assert list(delayed.emissions) == []
+
+
+def test_a_late_event_still_goes_to_its_open_hop_windows() -> None:
+    #  hop 5, size 10:  B1: 1   B2: 11 (closes [0, 10))   B3: 7, in [0, 10) closed and [5, 15) open
+    #  B4: 30 closes the rest; the 7 is counted in [5, 15) and not dropped
+    result = tp_run(TimeplusWindows("hop", 10, on="t", hop_ms=5), batches([1], [11], [7], [30]))
+    assert summary(result) == [(-5, 5, 1, "close"), (0, 10, 1, "close"), (5, 15, 2, "close"),
+                               (10, 20, 1, "close")]
+    assert result.drops == []
+    # the 2 at B3 has only closed windows: dropped, listing both
+    dropped = tp_run(TimeplusWindows("hop", 10, on="t", hop_ms=5), batches([1], [16], [2]))
+    assert [(d.seq, d.reason, [(w.start_ms, w.end_ms) for w in d.windows])
+            for d in dropped.drops] == [(2, "late", [(-5, 5), (0, 10)])]
