@@ -4,6 +4,7 @@ Default semantics are Tenzir's ``window`` operator; other engines are named prof
 Time is integer epoch milliseconds; fixed windows are half-open ``[start_ms, end_ms)``.
 """
 
+from windtunnel.oracle.clauses import parse_clause
 from windtunnel.oracle.compare import Comparison, compare
 from windtunnel.oracle.engine import replay, run, stream_outputs
 from windtunnel.oracle.errors import (
@@ -54,6 +55,7 @@ __all__ = [
     "WindtunnelError",
     "compare",
     "load_scenario",
+    "parse_clause",
     "parse_scenario",
     "profile_named",
     "replay",

@@ -205,3 +205,12 @@ def test_the_issues_four_clauses_parse_to_the_same_window_as_the_scenario_form(
         "kdb": KdbTimeWindows(10_000, on="time", lateness_ms=2_000),
     }[syntax]
     assert window == expected
+
+
+def test_the_api_runs_a_clause_directly() -> None:
+    from windtunnel.oracle import Batch, Event, parse_clause, profile_named, run
+
+    query = parse_clause("SELECT count(*) AS n FROM tumble(s, t, 5ms) EMIT ON UPDATE", "timeplus")
+    items = [Batch((Event(0, {"t": 1}), Event(1, {"t": 2}))), Event(2, {"t": 3})]
+    result = run(query, items, profile="timeplus", rules=profile_named("timeplus").rules)
+    assert [e.row["n"] for e in result.emissions] == [2, 3]
