@@ -16,7 +16,7 @@ from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, natural_origin_ms
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.spec import FixedWindows, Query, SessionWindows
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.window_rows import Rows, require_rules
 
@@ -35,22 +35,50 @@ def ekuiper_from_fixed(spec: FixedWindows) -> EkuiperWindows:
     hopping = spec.every_ms is not None and spec.every_ms != spec.size_ms
     # the largest unit the lengths are whole numbers of: size 1min is TUMBLINGWINDOW(mi, 1),
     # aligned to the hour like the SQL form (E2)
-    unit = next(u for u, ms in EKUIPER_UNITS_MS.items()
-                if spec.size_ms % ms == 0 and spec.hop_ms % ms == 0)
+    unit = _unit_of(spec.size_ms, spec.hop_ms)
     return EkuiperWindows(
         "hopping" if hopping else "tumbling", unit=unit, size_ms=spec.size_ms,
         hop_ms=spec.every_ms if hopping else None, on=spec.on, lateness_ms=spec.tolerance_ms,
     )
 
 
+def _unit_of(*lengths_ms: int) -> str:
+    """The largest eKuiper unit every length is a whole number of."""
+    return next(u for u, ms in EKUIPER_UNITS_MS.items() if all(n % ms == 0 for n in lengths_ms))
+
+
+def ekuiper_from_session(spec: SessionWindows) -> EkuiperWindows:
+    """The generic ``session`` kind under the ekuiper profile: SESSIONWINDOW(unit,
+    max_duration, gap) in event time, tolerance as the lateness. Raises InvalidSpec without a
+    ``max_duration`` (SESSIONWINDOW needs one), or with ``max_events`` or ``idle_timeout``."""
+    if spec.max_duration_ms is None:
+        raise InvalidSpec("window.max_duration", None, "eKuiper's SESSIONWINDOW needs a maximum "
+                          "duration", "add max_duration under ekuiper")
+    for name, value in (("max_events", spec.max_events), ("idle_timeout", spec.idle_timeout_ms)):
+        if value is not None:
+            raise InvalidSpec(f"window.{name}", value, "eKuiper sessions have no such option",
+                              f"remove {name} under ekuiper")
+    return EkuiperWindows(
+        "session", unit=_unit_of(spec.gap_ms, spec.max_duration_ms), timeout_ms=spec.gap_ms,
+        max_duration_ms=spec.max_duration_ms, on=spec.on, lateness_ms=spec.tolerance_ms,
+    )
+
+
+def as_ekuiper(spec: object) -> EkuiperWindows:
+    """An eKuiper spec, or the generic ``fixed``/``session`` kind translated to one."""
+    if isinstance(spec, FixedWindows):
+        return ekuiper_from_fixed(spec)
+    if isinstance(spec, SessionWindows):
+        return ekuiper_from_session(spec)
+    assert isinstance(spec, EkuiperWindows)
+    return spec
+
+
 class EkuiperOperator(Operator):
     """Shared by every eKuiper window kind: errors, FILTER, the clock, WHERE, HAVING, output."""
 
     def __init__(self, query: Query, ctx: Context) -> None:
-        spec = query.window
-        if isinstance(spec, FixedWindows):
-            spec = ekuiper_from_fixed(spec)
-        assert isinstance(spec, EkuiperWindows)
+        spec = as_ekuiper(query.window)
         self.spec = spec
         self.rules = ctx.rules
         require_rules(

@@ -14,7 +14,7 @@ from typing import Any
 
 from windtunnel.oracle.conditions import Condition, parse_condition
 from windtunnel.oracle.driver import Context, Operator
-from windtunnel.oracle.ekuiper import EkuiperOperator, GridOperator, ekuiper_from_fixed
+from windtunnel.oracle.ekuiper import EkuiperOperator, GridOperator, as_ekuiper
 from windtunnel.oracle.ekuiper_more import CountOperator, SessionOperator, SlidingOperator
 from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
 from windtunnel.oracle.engine import register_operator
@@ -22,7 +22,7 @@ from windtunnel.oracle.errors import InvalidScenario
 from windtunnel.oracle.profiles import ENGINES, Profile, register
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import duration, window_kind
-from windtunnel.oracle.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.timeparse import parse_duration_ms
 
 EKUIPER_PAGE = "seeds/ekuiper-windows.md"
@@ -84,7 +84,7 @@ EKUIPER = register(
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },
-        kinds=("fixed", "ekuiper"),
+        kinds=("fixed", "session", "ekuiper"),
     )
 )
 
@@ -99,14 +99,12 @@ _OPERATORS: dict[str, type[EkuiperOperator]] = {
 
 def ekuiper_operator(query: Query, ctx: Context) -> Operator:
     """The operator for an eKuiper window spec (or a generic fixed spec)."""
-    spec = query.window
-    window = ekuiper_from_fixed(spec).window if isinstance(spec, FixedWindows) else (
-        spec.window if isinstance(spec, EkuiperWindows) else "")
-    return _OPERATORS[window](query, ctx)
+    return _OPERATORS[as_ekuiper(query.window).window](query, ctx)
 
 
 register_operator(EkuiperWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(FixedWindows, profile="ekuiper")(ekuiper_operator)
+register_operator(SessionWindows, profile="ekuiper")(ekuiper_operator)
 
 _KEYS = ("type", "unit", "size", "hop", "delay", "timeout", "max_duration", "count", "interval",
          "on", "lateness", "timezone", "filter", "where", "having", "when")

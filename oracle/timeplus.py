@@ -15,7 +15,7 @@ from windtunnel.oracle.aggregates import Aggregator
 from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
 from windtunnel.oracle.window_rows import Rows, require_rules
@@ -28,6 +28,18 @@ def timeplus_from_fixed(spec: FixedWindows) -> TimeplusWindows:
     if spec.every_ms is None or spec.every_ms == spec.size_ms:
         return TimeplusWindows("tumble", spec.size_ms, on=spec.on, emit=emit)
     return TimeplusWindows("hop", spec.size_ms, on=spec.on, hop_ms=spec.every_ms, emit=emit)
+
+
+def timeplus_from_session(spec: SessionWindows) -> TimeplusWindows:
+    """The generic ``session`` kind under the timeplus profile: ``session(s, ts, gap,
+    max_duration)``, tolerance as ``WITH DELAY``, idle_timeout as ``EMIT TIMEOUT``. Raises
+    InvalidSpec for ``max_events`` (Timeplus sessions have no event cap)."""
+    if spec.max_events is not None:
+        raise InvalidSpec("window.max_events", spec.max_events,
+                          "Timeplus sessions have no event cap", "remove max_events under timeplus")
+    emit = EmitPolicy("close", delay_ms=spec.tolerance_ms, timeout_ms=spec.idle_timeout_ms)
+    return TimeplusWindows("session", spec.gap_ms, on=spec.on, max_size_ms=spec.max_duration_ms,
+                           emit=emit)
 
 
 class _Window:
@@ -66,6 +78,8 @@ class TimeplusOperator(Operator):
         spec = query.window
         if isinstance(spec, FixedWindows):
             spec = timeplus_from_fixed(spec)
+        elif isinstance(spec, SessionWindows):
+            spec = timeplus_from_session(spec)
         assert isinstance(spec, TimeplusWindows)
         self.spec = spec
         self.emit = spec.emit

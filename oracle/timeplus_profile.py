@@ -2,7 +2,8 @@
 
 Scenario kind ``timeplus``: ``{kind: timeplus, type: tumble|hop|session, size: 5s, hop: 1s,
 timeout: 30s, max_size: 1m, on: event_time, emit: "AFTER WINDOW CLOSE WITH DELAY 2s"}`` (for
-sessions ``timeout`` is the session timeout). The generic ``fixed`` kind runs as tumble/hop.
+sessions ``timeout`` is the session timeout). The generic ``fixed`` kind runs as tumble/hop,
+``session`` as session (gap = timeout, max_duration = max_size).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from windtunnel.oracle.errors import InvalidScenario
 from windtunnel.oracle.profiles import ENGINES, Profile, register
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import duration, window_kind
-from windtunnel.oracle.spec import FixedWindows
+from windtunnel.oracle.spec import FixedWindows, SessionWindows
 from windtunnel.oracle.timeplus import TimeplusOperator
 from windtunnel.oracle.timeplus_spec import (
     TIMEPLUS_WINDOWS,
@@ -84,12 +85,13 @@ TIMEPLUS = register(
             "where_placement": "not applicable to timeplus (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
         },
-        kinds=("fixed", "timeplus"),
+        kinds=("fixed", "session", "timeplus"),
     )
 )
 
 register_operator(TimeplusWindows, profile="timeplus")(TimeplusOperator)
 register_operator(FixedWindows, profile="timeplus")(TimeplusOperator)
+register_operator(SessionWindows, profile="timeplus")(TimeplusOperator)
 
 
 @window_kind("timeplus", ("type", "size", "hop", "timeout", "max_size", "on", "emit"))

@@ -275,3 +275,18 @@ def test_sliding_windows_are_closed_at_both_ends_only() -> None:
     with pytest.raises(InvalidSpec) as info:
         ek_run(window, stamped(1), rules=EKUIPER.with_overrides({"trailing_ends": "left_open"}))
     assert info.value.field == "rules.trailing_ends"
+
+
+def test_session_kind_runs_as_sessionwindow_and_needs_a_maximum_duration() -> None:
+    from windtunnel.oracle import SessionWindows
+
+    items = stamped(0, 2, 100, 300)
+    generic = ek_run(SessionWindows(2, on="ts", max_duration_ms=1000), items)
+    native = ek_run(EkuiperWindows("session", unit="ms", timeout_ms=2, max_duration_ms=1000,
+                                   on="ts"), items)
+    assert generic.outputs == native.outputs
+    assert [(e.window.start_ms, e.window.end_ms, e.row["n"]) for e in generic.emissions] == [
+        (0, 4, 2), (100, 102, 1)]
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(SessionWindows(2, on="ts"), items)
+    assert info.value.field == "window.max_duration"

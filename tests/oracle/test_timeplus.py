@@ -251,3 +251,18 @@ def test_a_late_event_still_goes_to_its_open_hop_windows() -> None:
     dropped = tp_run(TimeplusWindows("hop", 10, on="t", hop_ms=5), batches([1], [16], [2]))
     assert [(d.seq, d.reason, [(w.start_ms, w.end_ms) for w in d.windows])
             for d in dropped.drops] == [(2, "late", [(-5, 5), (0, 10)])]
+
+
+def test_session_kind_runs_as_a_timeplus_session() -> None:
+    from windtunnel.oracle import SessionWindows
+
+    items = batches([0, 3], [8], [20], [40])
+    generic = tp_run(SessionWindows(5, on="t", max_duration_ms=6, tolerance_ms=1), items)
+    native = tp_run(TimeplusWindows("session", 5, on="t", max_size_ms=6,
+                                    emit=EmitPolicy(delay_ms=1)), items)
+    assert generic.outputs == native.outputs
+    # [0, 3] would end at 3 + 5 = 8, past the cap: it reports start + max_size
+    assert summary(generic) == [(0, 6, 2, "close"), (8, 13, 1, "close"), (20, 25, 1, "close")]
+    with pytest.raises(InvalidSpec) as info:
+        tp_run(SessionWindows(5, on="t", max_events=3), items)
+    assert info.value.field == "window.max_events"
