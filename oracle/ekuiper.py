@@ -16,7 +16,13 @@ from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, natural_origin_ms
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.spec import FixedWindows, Query, SessionWindows
+from windtunnel.oracle.spec import (
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+)
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.window_rows import Rows, require_rules
 
@@ -65,11 +71,21 @@ def ekuiper_from_session(spec: SessionWindows) -> EkuiperWindows:
 
 
 def as_ekuiper(spec: object) -> EkuiperWindows:
-    """An eKuiper spec, or the generic ``fixed``/``session`` kind translated to one."""
+    """An eKuiper spec, or a generic kind translated to one: ``fixed`` (tumbling/hopping),
+    ``session``, ``count`` (COUNTWINDOW(count, every)), ``trailing`` (SLIDINGWINDOW in the
+    largest unit dividing its size; ``every`` is rejected). Raises InvalidSpec."""
     if isinstance(spec, FixedWindows):
         return ekuiper_from_fixed(spec)
     if isinstance(spec, SessionWindows):
         return ekuiper_from_session(spec)
+    if isinstance(spec, CountWindows):
+        return EkuiperWindows("count", count=spec.count, interval=spec.every)
+    if isinstance(spec, TrailingWindows):
+        if spec.every_ms is not None:
+            raise InvalidSpec("window.every", spec.every_ms, "eKuiper's SLIDINGWINDOW has no "
+                              "trigger cadence", "remove every under ekuiper (or use OVER (WHEN))")
+        return EkuiperWindows("sliding", unit=_unit_of(spec.size_ms), size_ms=spec.size_ms,
+                              on=spec.on)
     assert isinstance(spec, EkuiperWindows)
     return spec
 

@@ -22,7 +22,14 @@ from windtunnel.oracle.errors import InvalidScenario
 from windtunnel.oracle.profiles import ENGINES, Profile, register
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import duration, window_kind
-from windtunnel.oracle.spec import NOW, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.spec import (
+    NOW,
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+)
 from windtunnel.oracle.timeparse import parse_duration_ms
 
 EKUIPER_PAGE = "seeds/ekuiper-windows.md"
@@ -84,7 +91,7 @@ EKUIPER = register(
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },
-        kinds=("fixed", "session", "ekuiper"),
+        kinds=("fixed", "session", "count", "trailing", "ekuiper"),
     )
 )
 
@@ -105,6 +112,8 @@ def ekuiper_operator(query: Query, ctx: Context) -> Operator:
 register_operator(EkuiperWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(FixedWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(SessionWindows, profile="ekuiper")(ekuiper_operator)
+register_operator(CountWindows, profile="ekuiper")(ekuiper_operator)
+register_operator(TrailingWindows, profile="ekuiper")(ekuiper_operator)
 
 _KEYS = ("type", "unit", "size", "hop", "delay", "timeout", "max_duration", "count", "interval",
          "on", "lateness", "timezone", "filter", "where", "having", "when")

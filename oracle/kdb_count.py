@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.fields import getter
-from windtunnel.oracle.results import Emission, Output, WindowRef
-from windtunnel.oracle.spec import NOW, Query, WindowSpec, _positive
+from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.spec import NOW, CountWindows, Query, WindowSpec, _positive
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.window_rows import EMPTY_ROW_FLAG, Rows
 
@@ -140,12 +140,13 @@ def high_water_mark(field_path: str, new_high: str = "ends") -> Trigger:
 
 
 class _Buffer:
-    __slots__ = ("emitted", "first_offset", "payloads", "state")
+    __slots__ = ("emitted", "first_offset", "payloads", "received", "state")
 
     def __init__(self, state: Any = None) -> None:
         self.payloads: list[Payload] = []
         self.first_offset = 0  # offset (per key) of payloads[0]
         self.emitted = 0  # count windows: next window index
+        self.received = 0  # records received (per key): the next record's offset
         self.state = state
 
 
@@ -192,10 +193,23 @@ class KdbCountOperator(_BatchedOperator):
     def __init__(self, query: Query, ctx: Context) -> None:
         super().__init__(query, ctx)
         spec = query.window
+        if isinstance(spec, CountWindows):  # the generic count kind: size = count
+            spec = KdbCountWindows(spec.count, spec.every)
         assert isinstance(spec, KdbCountWindows)
         self.size = spec.size
         self.frequency = spec.frequency or spec.size
         self.end_of_input = ctx.rules.end_of_input
+
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        super().on_event(group, event, t_ms, ctx, out)
+        buffer = group.state
+        offset = buffer.received
+        buffer.received += 1
+        if offset % self.frequency >= self.size:  # frequency > size: between two windows
+            out.append(Drop(event.seq, "no_window", (), f"record offset {offset} falls between "
+                            f"count windows of {self.size} starting every {self.frequency}"))
 
     def _batch(
         self, group: Group, buffer: _Buffer, data: list[Payload], ctx: Context, out: list[Output]

@@ -2,7 +2,8 @@
 
 Scenario kinds (``window.kind``): ``kdb_tumbling``, ``kdb_sliding``, ``kdb_count``,
 ``kdb_global``, ``kdb_timer``; the generic ``fixed`` kind runs as ``kdb_sliding`` with
-period = every, duration = size, lateness = tolerance.
+period = every, duration = size, lateness = tolerance; ``count`` as ``kdb_count`` (size = count,
+frequency = every).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from windtunnel.oracle.kdb_count import (
 from windtunnel.oracle.profiles import Profile, register
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import duration, window_kind
-from windtunnel.oracle.spec import FixedWindows
+from windtunnel.oracle.spec import CountWindows, FixedWindows
 
 KDB_PAGE = "seeds/kdb-insights-windows.md"
 
@@ -77,13 +78,15 @@ KDB = register(
             "where_placement": "not applicable to kdb (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to kdb (an eKuiper rule; kept default)",
         },
-        kinds=("fixed", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global", "kdb_timer"),
+        kinds=("fixed", "count", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global",
+               "kdb_timer"),
     )
 )
 
 register_operator(KdbTimeWindows, profile="kdb")(KdbTimeOperator)
 register_operator(FixedWindows, profile="kdb")(KdbTimeOperator)
 register_operator(KdbCountWindows, profile="kdb")(KdbCountOperator)
+register_operator(CountWindows, profile="kdb")(KdbCountOperator)
 register_operator(KdbGlobalWindows, profile="kdb")(KdbGlobalOperator)
 register_operator(KdbTimerWindows, profile="kdb")(KdbTimerOperator)
 

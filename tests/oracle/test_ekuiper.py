@@ -290,3 +290,18 @@ def test_session_kind_runs_as_sessionwindow_and_needs_a_maximum_duration() -> No
     with pytest.raises(InvalidSpec) as info:
         ek_run(SessionWindows(2, on="ts"), items)
     assert info.value.field == "window.max_duration"
+
+
+def test_count_and_trailing_kinds_run_as_countwindow_and_slidingwindow() -> None:
+    from windtunnel.oracle import CountWindows, TrailingWindows
+
+    items = stamped(1, 2, 3, 4, 5, 6)
+    assert ek_run(CountWindows(3, every=2), items).outputs == ek_run(
+        EkuiperWindows("count", count=3, interval=2), items).outputs
+    trailing = ek_run(TrailingWindows(2, on="ts"), items)
+    assert trailing.outputs == ek_run(
+        EkuiperWindows("sliding", unit="ms", size_ms=2, on="ts"), items).outputs
+    assert [e.row["n"] for e in trailing.emissions] == [1, 2, 3, 3, 3, 3]
+    with pytest.raises(InvalidSpec) as info:
+        ek_run(TrailingWindows(2, on="ts", every_ms=1), items)
+    assert info.value.field == "window.every"

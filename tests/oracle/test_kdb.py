@@ -383,3 +383,18 @@ def test_teardown_can_discard_instead_of_emitting_partial_windows() -> None:
     discarded = kdb_run(KdbTimeWindows(10, on="t"), items,
                         rules=KDB.with_overrides({"end_of_input": "discard"}))
     assert windows(discarded) == [(0, 10, [1], "close")]
+
+
+def test_count_kind_runs_as_kdb_count_and_gap_records_are_reported() -> None:
+    from windtunnel.oracle import CountWindows
+
+    items = batches([1, 2, 3, 4, 5])
+    counts = (Aggregation("n", "count"),)
+    generic = kdb_run(CountWindows(2, every=2), items, aggregate=counts)
+    native = kdb_run(KdbCountWindows(2, 2), items, aggregate=counts)
+    assert generic.outputs == native.outputs
+    # frequency 3 > size 2: offsets 0 1 | 2 | 3 4 -- the record at offset 2 is in no window
+    gapped = kdb_run(KdbCountWindows(2, 3), items, aggregate=counts)
+    assert [(e.window.start_offset, e.window.end_offset) for e in gapped.emissions] == [
+        (0, 2), (3, 5)]
+    assert [(d.seq, d.reason) for d in gapped.drops] == [(2, "no_window")]
