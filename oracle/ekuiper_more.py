@@ -5,7 +5,7 @@ from __future__ import annotations
 from windtunnel.oracle.driver import Context
 from windtunnel.oracle.ekuiper import EkuiperOperator, Record
 from windtunnel.oracle.ekuiper_spec import natural_origin_ms
-from windtunnel.oracle.results import Output, WindowRef
+from windtunnel.oracle.results import Drop, Output, WindowRef
 from windtunnel.oracle.spec import Query
 from windtunnel.oracle.window_rows import require_rules
 
@@ -26,6 +26,7 @@ class SlidingOperator(EkuiperOperator):
         self.delay_ms = self.spec.delay_ms
         self.buffer: list[Record] = []
         self.pending: list[int] = []  # trigger times waiting for their delay
+        self.covered: set[int] = set()  # seqs of buffered records some window held
 
     def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
         self.buffer.append(record)
@@ -42,6 +43,7 @@ class SlidingOperator(EkuiperOperator):
               reason: str = "close", partial: bool = False) -> None:
         lo, hi = t_ms - self.size_ms, t_ms + self.delay_ms
         records = [r for r in self.buffer if lo <= r[0] <= hi]
+        self.covered.update(r[3] for r in records)
         self.emit(out, WindowRef(lo, hi), records, reason, ctx, wall_ms, partial=partial)
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
@@ -49,6 +51,11 @@ class SlidingOperator(EkuiperOperator):
             t_ms = self.pending.pop(0)
             self._fire(t_ms, ctx, wall_ms if self.event_time else t_ms + self.delay_ms, out)
         oldest = min([clock_ms - self.delay_ms, *self.pending]) - self.size_ms
+        for record in self.buffer:
+            if record[0] < oldest and record[3] not in self.covered:  # OVER (WHEN) never held it
+                out.append(Drop(record[3], "no_window", (), "no triggering event's window held "
+                                f"time {record[0]}"))
+        self.covered.difference_update(r[3] for r in self.buffer if r[0] < oldest)
         self.buffer = [r for r in self.buffer if r[0] >= oldest]
 
     def flush(self, ctx: Context, out: list[Output]) -> None:
@@ -144,6 +151,12 @@ class CountOperator(EkuiperOperator):
     def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
         self.seen += 1
         self.latest.append(record)
+        if len(self.latest) > self.count:  # the oldest leaves; was it in an emitted window?
+            offset = self.seen - 1 - self.count
+            if self.last_trigger <= offset:  # e.g. COUNTWINDOW(5, 2): "the 1st event is ignored"
+                old = self.latest[0]
+                out.append(Drop(old[3], "no_window", (), f"event offset {offset} left the latest "
+                                f"{self.count} before a window was triggered"))
         del self.latest[: -self.count]
         if self.seen >= self.count and self.seen % self.interval == 0:
             ref = WindowRef(start_offset=self.seen - self.count, end_offset=self.seen)

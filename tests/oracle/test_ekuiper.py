@@ -305,3 +305,13 @@ def test_count_and_trailing_kinds_run_as_countwindow_and_slidingwindow() -> None
     with pytest.raises(InvalidSpec) as info:
         ek_run(TrailingWindows(2, on="ts", every_ms=1), items)
     assert info.value.field == "window.every"
+
+
+def test_events_no_emitted_window_holds_are_reported() -> None:
+    # SLIDINGWINDOW(ms, 2) OVER (WHEN x >= 10): 1 does not trigger and no triggered window holds it
+    window = EkuiperWindows("sliding", unit="ms", size_ms=2, on="ts",
+                            when=parse_condition("x >= 10", "when"))
+    result = ek_run(window, stamped(1, 10, 11, 20))
+    assert [(e.window.start_ms, e.window.end_ms, e.row["n"]) for e in result.emissions] == [
+        (8, 10, 1), (9, 11, 2), (18, 20, 1)]
+    assert [(d.seq, d.reason) for d in result.drops] == [(0, "no_window")]
