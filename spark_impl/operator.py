@@ -17,7 +17,14 @@ from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import Query
-from windtunnel.spark_impl.processor import BucketStep, WindowProcessor, run_batch
+from windtunnel.spark_impl.fast import (
+    TYPED_TIME,
+    TYPED_TIME_NULL,
+    FastStep,
+    typed_key,
+    typed_key_null,
+)
+from windtunnel.spark_impl.processor import WindowProcessor, make_steps, run_batch
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
 
 CONTROL_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
@@ -58,6 +65,7 @@ def prepare(
     kind: str | None = None,
     after_seq: str | None = None,
     payload: str | None = None,
+    typed: bool = False,
 ) -> DataFrame:
     """The operator's input rows (schema.INPUT_COLUMNS) from a user DataFrame.
 
@@ -65,12 +73,17 @@ def prepare(
     except the named stream columns becomes the payload (``to_json``: nulls omitted,
     timestamps as ISO-8601 text with zone). A ``bucket`` column, when present, is used
     for events; otherwise the bucket hashes the typed group_by columns. Control rows
-    (``kind`` ``clock``/``end``) are copied to every bucket.
+    (``kind`` ``clock``/``end``) are copied to every bucket. ``typed``: when the time
+    field is an integer column and the group_by fields are integer or string columns,
+    they travel as typed columns (:func:`typed_columns`) instead of a JSON payload.
     """
     stream_cols = {c for c in (seq, arrival_ms, kind, after_seq, payload, "bucket") if c}
     payload_cols = [c for c in df.columns if c not in stream_cols]
     kind_col: Column = F.coalesce(F.col(kind), F.lit(EVENT)) if kind else F.lit(EVENT)
-    if payload:
+    extra = typed_columns(df, query, payload_cols) if typed and not payload else []
+    if extra:
+        payload_col = F.lit(None).cast("string")
+    elif payload:
         payload_col = F.col(payload)
     elif payload_cols:
         payload_col = F.to_json(F.struct(*[F.col(c) for c in payload_cols]))
@@ -97,8 +110,42 @@ def prepare(
             "after_seq"
         ),
         F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
+        *extra,
     )
-    return prepared.select(*INPUT_COLUMNS)
+    return prepared.select(*INPUT_COLUMNS, *(c for c in prepared.columns if c.startswith("fast_")))
+
+
+_INTEGRAL = ("bigint", "int", "smallint", "tinyint")
+
+
+def typed_columns(df: DataFrame, query: Query, payload_cols: Sequence[str]) -> list[Column]:
+    """The fast step's typed columns, or [] when a field is nested or of another type.
+
+    The time field (an integer column) becomes ``fast_time`` (nulls as 0) and
+    ``fast_time_null``; each group_by field ``fast_key<i>`` (integers: nulls as 0 plus
+    ``fast_key<i>_null``; strings as they are). They carry exactly what the JSON payload
+    would (to_json then JSON parsing gives the same integers and strings).
+    """
+    types = dict(df.dtypes)
+    on = query.window.on
+    if on not in payload_cols or types.get(on) not in _INTEGRAL:
+        return []
+    columns = [
+        F.coalesce(F.col(on).cast("long"), F.lit(0).cast("long")).alias(TYPED_TIME),
+        F.col(on).isNull().alias(TYPED_TIME_NULL),
+    ]
+    for index, path in enumerate(query.group_by):
+        kind = types.get(path) if path in payload_cols else None
+        if kind in _INTEGRAL:
+            columns.append(
+                F.coalesce(F.col(path).cast("long"), F.lit(0).cast("long")).alias(typed_key(index))
+            )
+            columns.append(F.col(path).isNull().alias(typed_key_null(index)))
+        elif kind == "string":
+            columns.append(F.col(path).alias(typed_key(index)))
+        else:
+            return []
+    return columns
 
 
 def _key_column(path: str, payload: str | None, payload_cols: Sequence[str]) -> Column:
@@ -127,6 +174,7 @@ def apply_window(
     after_seq: str | None = None,
     payload: str | None = None,
     system_tick_ms: int | None = None,
+    fast: bool = True,
 ) -> DataFrame:
     """Emissions and drops of ``query`` over ``df`` (schema.OUTPUT_DDL), exact per event.
 
@@ -139,6 +187,8 @@ def apply_window(
     windows flush once). ``buckets`` (default: twice ``spark.sql.shuffle.partitions``)
     must stay fixed for the life of a checkpoint. ``system_tick_ms`` switches a streaming
     query to the system clock: processing-time timers every tick move the wall clock.
+    ``fast`` (default) uses the vectorised step (spark_impl/fast.py) for the queries it
+    covers, which gives the same rows as the reference step; False forces the reference.
 
     Raises InvalidSpec for non-default-profile rules or an unknown group_by column.
     """
@@ -147,7 +197,9 @@ def apply_window(
     if buckets is None:
         buckets = 2 * int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
     used = bucket_count(query, rules, buckets)
-    step = BucketStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    steps = make_steps(
+        query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms, fast=fast
+    )
     rows = prepare(
         df,
         query,
@@ -157,17 +209,18 @@ def apply_window(
         kind=kind,
         after_seq=after_seq,
         payload=payload,
+        typed=isinstance(steps, FastStep) and steps.count_only,
     )
     if df.isStreaming:
         return rows.groupBy("bucket").transformWithStateInPandas(
-            statefulProcessor=WindowProcessor(step, system_tick_ms),
+            statefulProcessor=WindowProcessor(steps, system_tick_ms),
             outputStructType=OUTPUT_DDL,
             outputMode="Append",
             timeMode="ProcessingTime" if system_tick_ms is not None else "None",
         )
-    rows = rows.unionByName(_end_rows(rows, used))
+    rows = rows.unionByName(_end_rows(rows, used), allowMissingColumns=True)
     return rows.groupBy("bucket").applyInPandas(
-        lambda frame: _concat(run_batch(step, iter([frame]))), OUTPUT_DDL
+        lambda frame: _concat(run_batch(steps, iter([frame]))), OUTPUT_DDL
     )
 
 

@@ -187,19 +187,91 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def run_batch(step: BucketStep, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """A whole bounded input of one bucket (batch DataFrames): feed, then end."""
-    driver = step.new_driver()
-    records = step.run(driver, frames)
+def end_records(driver: BucketDriver) -> list[dict[str, Any]]:
+    """End of input after the last row fed (nothing if the input already ended)."""
+    if driver.ended:
+        return []
+    out: list[Output] = []
+    driver.feed(End(), out)
+    driver.ended = True
+    last = driver.ctx.after_seq
+    return [
+        output_record(
+            o, control_step(last), driver.first_seq_of(o.group) if isinstance(o, Emission) else None, i
+        )
+        for i, o in enumerate(out)
+    ]
+
+
+def tick_records(driver: BucketDriver, now_ms: int) -> list[dict[str, Any]]:
+    """The system clock moved to ``now_ms``: the wall clock follows (idle windows may close)."""
+    out: list[Output] = []
     if not driver.ended:
-        out: list[Output] = []
-        driver.feed(End(), out)
-        last = driver.ctx.after_seq
-        for index, output in enumerate(out):
-            first = driver.first_seq_of(output.group) if isinstance(output, Emission) else None
-            records.append(output_record(output, control_step(last), first, index))
-    if records:
-        yield records_frame(records)
+        driver.feed(Advance(now_ms), out)
+    step = control_step(driver.ctx.after_seq)
+    return [
+        output_record(o, step, driver.first_seq_of(o.group) if isinstance(o, Emission) else None, i)
+        for i, o in enumerate(out)
+    ]
+
+
+class ReferenceSteps:
+    """The reference step behind the interface the processor uses (see :class:`Steps`)."""
+
+    def __init__(self, step: BucketStep) -> None:
+        self.step = step
+
+    def new_state(self) -> BucketDriver:
+        return self.step.new_driver()
+
+    def run(self, state: BucketDriver, frames: Iterable[pd.DataFrame]) -> pd.DataFrame | None:
+        records = self.step.run(state, frames)
+        return records_frame(records) if records else None
+
+    def finish(self, state: BucketDriver) -> pd.DataFrame | None:
+        records = end_records(state)
+        return records_frame(records) if records else None
+
+    def tick(self, state: BucketDriver, now_ms: int) -> pd.DataFrame | None:
+        records = tick_records(state, now_ms)
+        return records_frame(records) if records else None
+
+    def ended(self, state: BucketDriver) -> bool:
+        return state.ended
+
+    dump = staticmethod(dump_driver)
+    load = staticmethod(load_driver)
+
+
+Steps = Any
+"""A step with ``new_state``, ``run(state, frames)``, ``finish``, ``tick``, ``ended``,
+``dump`` and ``load``: :class:`ReferenceSteps` or :class:`windtunnel.spark_impl.fast.FastStep`."""
+
+
+def make_steps(
+    query: Query,
+    rules: Rules,
+    *,
+    time_unit_ms: int = 1,
+    start_wall_ms: int = 0,
+    fast: bool = True,
+) -> Steps:
+    """The vectorised step when the query is eligible (and ``fast``), else the reference."""
+    from windtunnel.spark_impl.fast import FastStep, eligible
+
+    if fast and eligible(query, rules):
+        return FastStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    return ReferenceSteps(
+        BucketStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    )
+
+
+def run_batch(steps: Steps, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """A whole bounded input of one bucket (batch DataFrames): feed, then end."""
+    state = steps.new_state()
+    for out in (steps.run(state, frames), steps.finish(state)):
+        if out is not None and len(out):
+            yield out
 
 
 def _state_schema() -> Any:
@@ -211,62 +283,56 @@ def _state_schema() -> Any:
 
 
 class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
-    """``transformWithStateInPandas`` processor: one pickled driver per bucket in a ValueState.
+    """``transformWithStateInPandas`` processor: one bucket's state (the reference step's
+    pickled driver, or the fast step's arrays) in a ValueState.
 
     ``system_tick_ms`` set: processing-time mode; the wall clock is the system clock and a
     timer every ``system_tick_ms`` lets idle windows of buckets without input close.
     """
 
-    def __init__(self, step: BucketStep, system_tick_ms: int | None = None) -> None:
-        self.step = step
+    def __init__(self, steps: Steps, system_tick_ms: int | None = None) -> None:
+        self.steps = steps
         self.system_tick_ms = system_tick_ms
 
     def init(self, handle: Any) -> None:
         self.handle = handle
         self.state = handle.getValueState("driver", _state_schema())
 
-    def _driver(self) -> BucketDriver:
+    def _load(self) -> Any:
         if self.state.exists():
-            return load_driver(self.state.get()[0])
-        return self.step.new_driver()
+            return self.steps.load(self.state.get()[0])
+        return self.steps.new_state()
 
-    def _save(self, driver: BucketDriver) -> None:
-        self.state.update((dump_driver(driver),))
+    def _save(self, state: Any) -> None:
+        self.state.update((self.steps.dump(state),))
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
-        driver = self._driver()
-        records = self.step.run(driver, rows)
+        state = self._load()
+        outs = [self.steps.run(state, rows)]
         if self.system_tick_ms is not None:
-            records += self._tick(driver, timerValues)
-        self._save(driver)
-        if records:
-            yield records_frame(records)
+            outs.append(self._tick(state, timerValues))
+        self._save(state)
+        for out in outs:
+            if out is not None and len(out):
+                yield out
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        driver = self._driver()
-        records = self._tick(driver, timerValues)
-        self._save(driver)
-        if records:
-            yield records_frame(records)
+        state = self._load()
+        out = self._tick(state, timerValues)
+        self._save(state)
+        if out is not None and len(out):
+            yield out
 
-    def _tick(self, driver: BucketDriver, timer_values: Any) -> list[dict[str, Any]]:
+    def _tick(self, state: Any, timer_values: Any) -> pd.DataFrame | None:
         """System clock: move the wall clock to now and keep one timer a tick ahead."""
         assert self.system_tick_ms is not None
         now_ms = int(timer_values.getCurrentProcessingTimeInMs())
-        out: list[Output] = []
-        if not driver.ended:
-            driver.feed(Advance(now_ms), out)
+        out = self.steps.tick(state, now_ms)
         for timer in list(self.handle.listTimers()):
             self.handle.deleteTimer(timer)
-        if not driver.ended:
+        if not self.steps.ended(state):
             self.handle.registerTimer(now_ms + self.system_tick_ms)
-        step = control_step(driver.ctx.after_seq)
-        return [
-            output_record(
-                o, step, driver.first_seq_of(o.group) if isinstance(o, Emission) else None, i
-            )
-            for i, o in enumerate(out)
-        ]
+        return out
 
     def close(self) -> None:
         pass

@@ -1,0 +1,725 @@
+"""A vectorised bucket step for the common fixed-window case, beside the reference step.
+
+The reference (:class:`windtunnel.spark_impl.processor.BucketStep`) feeds a bucket's rows
+one by one to a pickled oracle driver. For :func:`eligible` queries this module computes the
+same output rows for a whole micro-batch of a bucket (all of its keys at once) with numpy:
+
+- per-key clocks: the running maximum of event time per key in seq order (``cummax``);
+- the late test per target window against the key's clock before the event;
+- deliveries counted per (key, window start); other aggregations folded by the oracle's own
+  :class:`~windtunnel.oracle.aggregates.Aggregator`, in seq order;
+- closing: a window ``[s, s + size)`` closes at the first event of its key whose running
+  clock reaches ``s + size + offset`` (rule ``close_at``); that event gives ``after_seq``,
+  ``wall_ms`` and the output step;
+- end of input: what stays open flushes in (end, start, group first seq) order.
+
+State between micro-batches is compact arrays (:class:`FastState`): per key its lookup
+value, group JSON text, first seq and clock; per open window its key, start and count (or
+aggregator state). tests/spark_impl/test_fast_bucket.py checks that the output rows equal
+the reference step's on random streams cut into random micro-batches.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from windtunnel.oracle.aggregates import Aggregator
+from windtunnel.oracle.driver import group_value, unusable_time_drop
+from windtunnel.oracle.errors import InvalidStream
+from windtunnel.oracle.fields import getter, hashable
+from windtunnel.oracle.fixed import close_offset_ms
+from windtunnel.oracle.fixed_fast import _FIXED_RULES
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.timeparse import NotATime, timestamp_ms
+from windtunnel.spark_impl.schema import END, EVENT, OUTPUT_COLUMNS, control_step, to_json_text
+
+NONE = np.iinfo(np.int64).min
+"""Clock value of a key without a usable event yet."""
+TIME_LIMIT_MS = 2**61
+"""Event times (after ``time_unit``) must lie in ``(-TIME_LIMIT_MS, TIME_LIMIT_MS)``."""
+MAX_WINDOWS_PER_EVENT = 64
+"""Hopping windows with more target windows per event than this use the reference step."""
+
+TYPED_TIME = "fast_time"
+TYPED_TIME_NULL = "fast_time_null"
+"""Typed input columns (see :func:`typed_columns`): the ``on`` field as a long, and its nullness."""
+
+
+def typed_key(index: int) -> str:
+    """Name of the typed input column of the ``index``-th group_by field."""
+    return f"fast_key{index}"
+
+
+def typed_key_null(index: int) -> str:
+    return f"fast_key{index}_null"
+
+
+def eligible(query: Query, rules: Rules, profile: str = "tenzir") -> bool:
+    """True when :class:`FastStep` gives exactly the reference step's rows for this query.
+
+    Fixed windows on an event field (not ``now()``), no ``idle_timeout``, an aggregate
+    without ``aggregate_by``, per-key clocks moving per event and the default rules for
+    clock floor, late test, close order, empty windows and alignment; ``close_at`` and
+    ``end_of_input`` may take any value; at most :data:`MAX_WINDOWS_PER_EVENT` windows hold
+    any one event.
+    """
+    window = query.window
+    default = Rules()
+    return (
+        profile == "tenzir"
+        and type(window) is FixedWindows
+        and window.on != NOW
+        and window.idle_timeout_ms is None
+        and query.aggregate is not None
+        and not query.aggregate_by
+        and all(getattr(rules, name) == getattr(default, name) for name in _FIXED_RULES)
+        and -(-window.size_ms // window.hop_ms) <= MAX_WINDOWS_PER_EVENT
+        and window.size_ms + window.tolerance_ms < TIME_LIMIT_MS
+    )
+
+
+class FastState:
+    """One bucket's state between micro-batches.
+
+    Keys by code: ``keys`` (lookup tuples as the oracle's driver keys its groups),
+    ``groups`` (the contract's ``group`` as JSON text), ``first_seq`` (seq of the key's
+    first event: the group index that orders ties), ``clock`` (largest event time seen, or
+    :data:`NONE`). Open windows: ``win_key`` (key code), ``win_start`` (ms; the window is
+    ``[start, start + size)``), ``win_count`` (events delivered; count-only queries) or
+    ``win_states`` (aggregator states). ``wall_ms`` and ``after_seq`` are the bucket's
+    wall clock and last stream position; ``ended`` is set by the end of input.
+    """
+
+    __slots__ = (
+        "after_seq",
+        "clock",
+        "ended",
+        "first_seq",
+        "groups",
+        "keys",
+        "wall_ms",
+        "win_count",
+        "win_key",
+        "win_start",
+        "win_states",
+    )
+
+    def __init__(self, start_wall_ms: int) -> None:
+        self.keys: list[tuple[Any, ...]] = []
+        self.groups: list[str] = []
+        self.first_seq = np.zeros(0, np.int64)
+        self.clock = np.zeros(0, np.int64)
+        self.win_key = np.zeros(0, np.int64)
+        self.win_start = np.zeros(0, np.int64)
+        self.win_count = np.zeros(0, np.int64)
+        self.win_states: list[Any] | None = None
+        self.wall_ms = start_wall_ms
+        self.after_seq: int | None = None
+        self.ended = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        for name, value in data.items():
+            setattr(self, name, value)
+
+
+def dump_state(state: FastState) -> bytes:
+    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_state(data: bytes) -> FastState:
+    state = pickle.loads(data)
+    assert isinstance(state, FastState)
+    return state
+
+
+def _ints(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A nullable integer column as (int64 values with 0 for null, null mask)."""
+    missing = column.isna().to_numpy()
+    values = column.fillna(0).to_numpy().astype(np.int64) if len(column) else np.zeros(0, np.int64)
+    return values, missing
+
+
+class _Events:
+    """The usable and unusable events of one micro-batch, in seq order."""
+
+    def __init__(self, n: int) -> None:
+        self.code = np.zeros(n, np.int64)
+        self.t = np.zeros(n, np.int64)
+        self.usable = np.ones(n, bool)
+        self.drops: dict[int, Any] = {}
+        self.payloads: list[Any] | None = None
+
+
+class FastStep:
+    """The vectorised step for one bucket: same interface as the reference ``BucketStep``."""
+
+    def __init__(
+        self,
+        query: Query,
+        rules: Rules,
+        *,
+        time_unit_ms: int = 1,
+        start_wall_ms: int = 0,
+        profile: str = "tenzir",
+    ) -> None:
+        if not eligible(query, rules, profile):
+            raise ValueError("query not eligible for the fast step")  # a programming error
+        window = query.window
+        assert isinstance(window, FixedWindows) and query.aggregate is not None
+        self.query = query
+        self.rules = rules
+        self.time_unit_ms = time_unit_ms
+        self.start_wall_ms = start_wall_ms
+        self.size_ms = window.size_ms
+        self.hop_ms = window.hop_ms
+        self.span_ms = window.size_ms + close_offset_ms(rules.close_at, window.tolerance_ms)
+        self.offset_ms = self.span_ms - self.size_ms
+        self.flush = rules.end_of_input == "flush"
+        self.aggregator = Aggregator(query.aggregate, query.aggregate_by)
+        self.count_only = self.aggregator.count_only
+        self._time_of = getter(window.on)
+        self._key_getters = [getter(p) for p in query.group_by]
+
+    def new_state(self) -> FastState:
+        return FastState(self.start_wall_ms)
+
+    # --- reading rows
+    def _events(self, state: FastState, frame: pd.DataFrame, seqs: np.ndarray) -> _Events:
+        """Key codes (new keys added to ``state``), times and unusable-time drops."""
+        n = len(frame)
+        events = _Events(n)
+        typed = TYPED_TIME in frame.columns and self.count_only
+        lookup = {key: code for code, key in enumerate(state.keys)}
+        new_first: list[int] = []
+        if typed:
+            key_values = self._typed_keys(frame)
+            raw_t, null_t = _ints(frame[TYPED_TIME])
+            if TYPED_TIME_NULL in frame.columns:
+                null_t = null_t | frame[TYPED_TIME_NULL].to_numpy(dtype=bool)
+            unit = self.time_unit_ms
+            if np.any(np.abs(raw_t[~null_t]) >= TIME_LIMIT_MS // unit):
+                self._out_of_range(raw_t[~null_t])
+            events.t = raw_t * unit
+            events.usable = ~null_t
+            on = self.query.window.on
+            for row in np.flatnonzero(null_t).tolist():
+                events.drops[row] = unusable_time_drop(int(seqs[row]), on, None, None)
+            codes, uniques = key_values
+            local = np.empty(len(uniques), np.int64)
+            first_index = np.full(len(uniques), n, np.int64)
+            np.minimum.at(first_index, codes, np.arange(n))
+            for u, values in enumerate(uniques):
+                local[u] = self._code(state, lookup, values, int(seqs[first_index[u]]), new_first)
+            events.code = local[codes] if n else events.code
+        else:
+            payloads = [
+                json.loads(p) if isinstance(p, str) else {} for p in frame["payload"].tolist()
+            ]
+            events.payloads = payloads
+            times = np.zeros(n, np.int64)
+            on = self.query.window.on
+            unit = self.time_unit_ms
+            for index, payload in enumerate(payloads):
+                values = tuple(g(payload) for g in self._key_getters)
+                events.code[index] = self._code(state, lookup, values, int(seqs[index]), new_first)
+                raw = self._time_of(payload)
+                seq = int(seqs[index])
+                if type(raw) is int:
+                    t: int | None = raw * unit
+                else:
+                    try:
+                        t = timestamp_ms(raw, unit)
+                    except NotATime as exc:
+                        events.drops[index] = unusable_time_drop(seq, on, raw, exc)
+                        events.usable[index] = False
+                        continue
+                if t is None:
+                    events.drops[index] = unusable_time_drop(seq, on, None, None)
+                    events.usable[index] = False
+                    continue
+                if not -TIME_LIMIT_MS < t < TIME_LIMIT_MS:
+                    self._out_of_range(np.array([0]), raw)
+                times[index] = t
+            events.t = times
+        if new_first:
+            state.first_seq = np.concatenate([state.first_seq, np.array(new_first, np.int64)])
+            state.clock = np.concatenate(
+                [state.clock, np.full(len(new_first), NONE, np.int64)]
+            )
+        return events
+
+    def _out_of_range(self, raw: np.ndarray, value: Any = None) -> None:
+        shown = value if value is not None else int(raw[np.argmax(np.abs(raw))])
+        raise InvalidStream(
+            self.query.window.on,
+            shown,
+            f"event times must lie within +-2^61 ms for the vectorised Spark step "
+            f"(time_unit {self.time_unit_ms} ms)",
+            "fix the event time or use --engine oracle",
+        )
+
+    def _typed_keys(self, frame: pd.DataFrame) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+        """Per row a code into the unique group_by value tuples (first-appearance order)."""
+        n = len(frame)
+        if not self._key_getters:
+            return np.zeros(n, np.int64), [()]
+        columns = []
+        for index in range(len(self._key_getters)):
+            column = frame[typed_key(index)]
+            null_name = typed_key_null(index)
+            if null_name in frame.columns:
+                values, missing = _ints(column)
+                missing |= frame[null_name].to_numpy(dtype=bool)
+                if not missing.any() and len(self._key_getters) == 1:
+                    codes, uniques = pd.factorize(values)
+                    return codes.astype(np.int64), [(v,) for v in uniques.tolist()]
+                objects = np.array([*values.tolist(), None], dtype=object)[:-1]
+                objects[missing] = None
+                columns.append(objects)
+            else:
+                columns.append(column.to_numpy(dtype=object))
+        if len(columns) == 1:
+            codes, uniques = pd.factorize(columns[0], use_na_sentinel=False)
+            return codes.astype(np.int64), [(v,) for v in uniques]
+        combined = pd.MultiIndex.from_arrays(columns)
+        codes, uniques = pd.factorize(combined)
+        return codes.astype(np.int64), [tuple(u) for u in uniques]
+
+    @staticmethod
+    def _code(
+        state: FastState,
+        lookup: dict[Any, int],
+        values: tuple[Any, ...],
+        seq: int,
+        new_first: list[int],
+    ) -> int:
+        """The key code of ``values`` (as the oracle's driver looks up groups), made if new."""
+        try:
+            code = lookup.get(values)
+            key: tuple[Any, ...] = values
+        except TypeError:
+            key = tuple(hashable(v) for v in values)
+            code = lookup.get(key)
+        if code is None:
+            code = lookup[key] = len(state.keys)
+            state.keys.append(key)
+            state.groups.append(to_json_text(group_value(values)))
+            new_first.append(seq)
+        return code
+
+    # --- one micro-batch
+    def run(self, state: FastState, frames: Iterable[pd.DataFrame]) -> pd.DataFrame | None:
+        """The output rows (schema.OUTPUT_COLUMNS) of one micro-batch of this bucket, or None.
+
+        ``frames`` hold the input columns in any row order; ``state`` is updated in place.
+        """
+        parts = [f for f in frames if len(f)]
+        if state.ended or not parts:
+            return None
+        frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        kinds = frame["kind"].to_numpy(dtype=object)
+        is_event = kinds == EVENT
+        is_end = kinds == END
+        seq, _ = _ints(frame["seq"])
+        after, no_after = _ints(frame["after_seq"])
+        arrival, no_arrival = _ints(frame["arrival_ms"])
+        steps = np.where(is_event, 2 * seq + 1, np.where(no_after, 0, 2 * (after + 1)))
+        keep = np.ones(len(frame), bool)
+        end_row: int | None = None
+        if is_end.any():
+            ends = np.flatnonzero(is_end)
+            first_end = steps[ends].min()
+            at_step = ends[steps[ends] == first_end]
+            timed = at_step[~no_arrival[at_step]]
+            end_row = int(timed[np.argmin(arrival[timed])]) if len(timed) else int(at_step[0])
+            keep = (steps < first_end) | ((steps == first_end) & ~is_end)
+            keep[end_row] = True
+        # wall clock at each row: the largest arrival so far (rows in stream order)
+        order = np.argsort(steps)  # ties: control rows at one step, in any order
+        order = order[keep[order]]
+        walls = np.where(no_arrival, NONE, arrival)[order]
+        running = np.maximum(np.maximum.accumulate(walls), state.wall_ms) if len(walls) else walls
+        wall_at = np.empty(len(frame), np.int64)
+        wall_at[order] = running
+        if len(order):
+            state.wall_ms = int(running[-1])
+            last = order[-1]  # rows sharing the last step are control rows with one after_seq
+            state.after_seq = (
+                int(seq[last]) if is_event[last] else (None if no_after[last] else int(after[last]))
+            )
+        picked = order[is_event[order]]  # events in seq order (their steps are 2 * seq + 1)
+        typed = [c for c in frame.columns if c.startswith("fast_")]
+        events_frame = frame[typed if typed and self.count_only else ["payload"]].iloc[picked]
+        ev_seq = seq[picked]
+        ev_wall = wall_at[picked]
+        outputs: list[pd.DataFrame] = []
+        if len(picked):
+            events = self._events(state, events_frame.reset_index(drop=True), ev_seq)
+            outputs += self._process(state, events, ev_seq, ev_wall)
+        if end_row is not None:
+            end_after = None if no_after[end_row] else int(after[end_row])
+            state.after_seq = end_after
+            outputs.append(self._flush(state, end_after))
+        outputs = [o for o in outputs if len(o)]
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else pd.concat(outputs, ignore_index=True)
+
+    def finish(self, state: FastState) -> pd.DataFrame | None:
+        """End of input after the last row (batch DataFrames): flush what is open."""
+        if state.ended:
+            return None
+        out = self._flush(state, state.after_seq)
+        return out if len(out) else None
+
+    def tick(self, state: FastState, now_ms: int) -> None:
+        """The system clock moved to ``now_ms`` (no idle timeout: nothing closes)."""
+        if not state.ended:
+            state.wall_ms = max(state.wall_ms, now_ms)
+
+    @staticmethod
+    def ended(state: FastState) -> bool:
+        return state.ended
+
+    dump = staticmethod(dump_state)
+    load = staticmethod(load_state)
+
+    def _process(
+        self, state: FastState, events: _Events, seqs: np.ndarray, walls: np.ndarray
+    ) -> list[pd.DataFrame]:
+        out: list[pd.DataFrame] = []
+        if events.drops:
+            out.append(_drop_frame(sorted(events.drops.values(), key=lambda d: d.seq)))
+        usable = np.flatnonzero(events.usable)
+        if not len(usable):
+            return out
+        code = events.code[usable]
+        t = events.t[usable]
+        # events by key, in seq order inside a key: the running clock per key
+        by_key = _order_by(code, seqs[usable])
+        code_k = code[by_key]
+        t_k = t[by_key]
+        clock0 = state.clock[code_k]
+        running = pd.Series(t_k).groupby(code_k, sort=False).cummax().to_numpy()
+        running = np.maximum(running, clock0)
+        starts_seg = np.ones(len(code_k), bool)
+        starts_seg[1:] = code_k[1:] != code_k[:-1]
+        before = np.empty_like(running)
+        before[1:] = running[:-1]
+        before[starts_seg] = clock0[starts_seg]
+        prev = np.empty_like(before)
+        prev[by_key] = before  # the key's clock before each event (seq order)
+        # target windows, ascending starts; late test per window
+        size, hop, span = self.size_ms, self.hop_ms, self.span_ms
+        per_event = -(-size // hop)
+        last = t - np.mod(t, hop)
+        first = t - size + 1
+        first = first + np.mod(-first, hop)
+        starts = last[:, None] - hop * np.arange(per_event - 1, -1, -1, dtype=np.int64)[None, :]
+        valid = starts >= first[:, None]
+        open_ = valid & ((prev == NONE)[:, None] | (starts + span > prev[:, None]))
+        delivered = open_.any(axis=1)
+        late = np.flatnonzero(~delivered)
+        if len(late):
+            out.append(self._late_frame(seqs[usable[late]], t[late], starts[late], valid[late], prev[late]))
+        cell_event, cell_col = np.nonzero(open_)
+        cell_start = starts[cell_event, cell_col]
+        cell_key = code[cell_event]
+        # open windows: the carried ones and those this batch delivers to
+        all_starts = np.concatenate([state.win_start, cell_start])
+        start_values, start_rank = _ranks(all_starts, hop)
+        width = len(start_values)
+        ids = np.concatenate([state.win_key, cell_key]) * width + start_rank
+        window_ids, window_of = _ranks(ids, 1)
+        carried = len(state.win_key)
+        win_key = window_ids // width
+        win_start = start_values[window_ids % width]
+        if self.count_only:
+            win_count = np.zeros(len(window_ids), np.int64)
+            win_count[window_of[:carried]] = state.win_count
+            win_count += np.bincount(window_of[carried:], minlength=len(window_ids))
+            win_states: list[Any] | None = None
+        else:
+            win_count = np.zeros(len(window_ids), np.int64)
+            win_states = [None] * len(window_ids)
+            assert state.win_states is not None or carried == 0
+            for index, value in zip(window_of[:carried].tolist(), state.win_states or [], strict=True):
+                win_states[index] = value
+            new = self.aggregator.new
+            add = self.aggregator.add
+            payloads = events.payloads
+            assert payloads is not None
+            cell_windows = window_of[carried:]
+            for event_index, window in zip(usable[cell_event].tolist(), cell_windows.tolist(), strict=True):
+                value = win_states[window]
+                if value is None:
+                    value = win_states[window] = new()
+                add(value, payloads[event_index])
+        # closing: the first event of the key whose running clock reaches start + span
+        thresholds = win_start + span
+        levels, level_rank = _ranks(np.concatenate([running, thresholds]), 1)
+        scale = len(levels) + 1
+        event_rank = code_k * scale + level_rank[: len(running)]
+        query_rank = win_key * scale + level_rank[len(running) :]
+        position = np.searchsorted(event_rank, query_rank, side="left")
+        segment_end = np.searchsorted(code_k, win_key, side="right")
+        closes = position < segment_end
+        closing = np.flatnonzero(closes)
+        if len(closing):
+            event_index = by_key[position[closing]]  # index into usable
+            close_seq = seqs[usable[event_index]]
+            close_wall = walls[usable[event_index]]
+            order = np.lexsort((win_start[closing], close_seq))
+            closing, close_seq, close_wall = closing[order], close_seq[order], close_wall[order]
+            group_start = np.ones(len(closing), bool)
+            group_start[1:] = close_seq[1:] != close_seq[:-1]
+            positions = np.arange(len(closing))
+            emit_index = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
+            out.append(
+                self._emissions(
+                    state, win_key[closing], win_start[closing],
+                    win_count[closing], None if win_states is None else [win_states[i] for i in closing],
+                    "close", close_seq, close_wall, 2 * close_seq + 1, emit_index, partial=False,
+                )
+            )
+        # carry: the keys' clocks, the windows left open
+        seg_last = np.ones(len(code_k), bool)
+        seg_last[:-1] = code_k[1:] != code_k[:-1]
+        state.clock[code_k[seg_last]] = running[seg_last]
+        remain = ~closes
+        state.win_key = win_key[remain]
+        state.win_start = win_start[remain]
+        state.win_count = win_count[remain]
+        state.win_states = None if win_states is None else [
+            s for s, r in zip(win_states, remain.tolist(), strict=True) if r
+        ]
+        return out
+
+    def _flush(self, state: FastState, after_seq: int | None) -> pd.DataFrame:
+        """End of input: every open window in (end, start, group first seq) order."""
+        state.ended = True
+        n = len(state.win_key)
+        if not self.flush or n == 0:
+            state.win_key = state.win_start = state.win_count = np.zeros(0, np.int64)
+            state.win_states = None if state.win_states is None else []
+            return _empty()
+        order = np.lexsort((state.first_seq[state.win_key], state.win_start))
+        frame = self._emissions(
+            state,
+            state.win_key[order],
+            state.win_start[order],
+            state.win_count[order],
+            None if state.win_states is None else [state.win_states[i] for i in order],
+            "end_of_input",
+            np.full(n, NONE if after_seq is None else after_seq, np.int64),
+            np.full(n, state.wall_ms, np.int64),
+            np.full(n, control_step(after_seq), np.int64),
+            np.arange(n, dtype=np.int64),
+            partial=True,
+        )
+        state.win_key = state.win_start = state.win_count = np.zeros(0, np.int64)
+        state.win_states = None if state.win_states is None else []
+        return frame
+
+    def _emissions(
+        self,
+        state: FastState,
+        keys: np.ndarray,
+        starts: np.ndarray,
+        counts: np.ndarray,
+        agg_states: Sequence[Any] | None,
+        reason: str,
+        after_seq: np.ndarray,
+        wall_ms: np.ndarray,
+        steps: np.ndarray,
+        emit_index: np.ndarray,
+        *,
+        partial: bool,
+    ) -> pd.DataFrame:
+        size = self.size_ms
+        rows = self.aggregator.rows
+        if agg_states is None:
+            texts = self._count_texts(counts, starts)
+        else:
+            texts = [
+                to_json_text(rows(a, s, s + size)[0])
+                for a, s in zip(agg_states, starts.tolist(), strict=True)
+            ]
+        n = len(keys)
+        groups = np.array(state.groups, dtype=object)
+        frame = _empty_columns(n)
+        frame["type"] = np.full(n, "emit", dtype=object)
+        frame["start_ms"] = pd.array(starts, dtype="Int64")
+        frame["end_ms"] = pd.array(starts + size, dtype="Int64")
+        frame["group"] = groups[keys] if n else np.zeros(0, object)
+        frame["row"] = np.array(texts, dtype=object)
+        frame["reason"] = np.full(n, reason, dtype=object)
+        no_after = after_seq == NONE
+        frame["after_seq"] = pd.arrays.IntegerArray(np.where(no_after, 0, after_seq), no_after)
+        frame["wall_ms"] = pd.array(wall_ms, dtype="Int64")
+        frame["partial"] = pd.array(np.full(n, partial), dtype="boolean")
+        frame["step"] = pd.array(steps, dtype="Int64")
+        frame["group_first_seq"] = pd.array(state.first_seq[keys], dtype="Int64")
+        frame["emit_index"] = pd.array(emit_index, dtype="Int64")
+        return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))
+
+    def _count_texts(self, counts: np.ndarray, starts: np.ndarray) -> list[str]:
+        """Count-only rows as JSON text (what ``to_json_text(aggregator.rows(...)[0])`` gives:
+        integer values, names JSON-quoted)."""
+        assert self.query.aggregate is not None
+        template = "{{" + ", ".join(
+            json.dumps(a.name).replace("{", "{{").replace("}", "}}") + ": {" + str(i) + "}"
+            for i, a in enumerate(self.query.aggregate)
+        ) + "}}"
+        functions = [a.function for a in self.query.aggregate]
+        size = self.size_ms
+        if functions == ["count"]:
+            return [template.format(n) for n in counts.tolist()]
+        return [
+            template.format(
+                *(n if f == "count" else (s if f == "window_start" else s + size) for f in functions)
+            )
+            for n, s in zip(counts.tolist(), starts.tolist(), strict=True)
+        ]
+
+    def _late_frame(
+        self,
+        seqs: np.ndarray,
+        times: np.ndarray,
+        starts: np.ndarray,
+        valid: np.ndarray,
+        clocks: np.ndarray,
+    ) -> pd.DataFrame:
+        """Late drops: the texts of oracle.fixed.late_drop, built column-wise."""
+        size, offset = self.size_ms, self.offset_ms
+        single = valid.sum(axis=1) == 1
+        first = np.where(valid, starts, np.iinfo(np.int64).max).min(axis=1)
+        windows: list[str] = []
+        messages: list[str] = []
+        for seq_t_first_clock, one, row, ok in zip(
+            zip(times.tolist(), first.tolist(), clocks.tolist(), strict=True),
+            single.tolist(),
+            starts,
+            valid,
+            strict=True,
+        ):
+            t, s, clock = seq_t_first_clock
+            if one:
+                windows.append(f'[{{"start_ms": {s}, "end_ms": {s + size}}}]')
+                span = "window"
+            else:
+                missed = row[ok].tolist()
+                windows.append(
+                    "["
+                    + ", ".join(f'{{"start_ms": {m}, "end_ms": {m + size}}}' for m in missed)
+                    + "]"
+                )
+                span = f"all {len(missed)} target windows"
+            messages.append(
+                f"event time {t} is late for {span} (first [{s}, {s + size})): "
+                f"it closed when the clock reached {s + size + offset}; the clock is at {clock}"
+            )
+        n = len(seqs)
+        frame = _empty_columns(n)
+        frame["type"] = np.full(n, "drop", dtype=object)
+        frame["start_ms"] = pd.array(first, dtype="Int64")
+        frame["end_ms"] = pd.array(first + size, dtype="Int64")
+        frame["reason"] = np.full(n, "late", dtype=object)
+        frame["seq"] = pd.array(seqs, dtype="Int64")
+        frame["windows"] = np.array(windows, dtype=object)
+        frame["message"] = np.array(messages, dtype=object)
+        frame["step"] = pd.array(2 * seqs + 1, dtype="Int64")
+        frame["emit_index"] = pd.array(np.zeros(n, np.int64), dtype="Int64")
+        return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))
+
+
+def _order_by(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """Indices sorting by (major, minor), both non-negative... or any ints; (major, minor)
+    pairs are distinct. One argsort of a combined key when it fits in int64."""
+    if len(major) == 0:
+        return np.zeros(0, np.int64)
+    low = int(minor.min())
+    spread = int(minor.max()) - low + 1
+    if spread * (int(major.max()) - int(major.min()) + 1) < 2**62:
+        return np.argsort((major - major.min()) * spread + (minor - low))
+    return np.lexsort((minor, major))
+
+
+def _ranks(values: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values ascending, each value's index among them), like
+    ``np.unique(values, return_inverse=True)``; values a multiple of ``step`` apart from the
+    smallest are ranked by arithmetic when their spread is small enough (no sort)."""
+    if len(values) == 0:
+        return values, np.zeros(0, np.int64)
+    low = int(values.min())
+    spread = (int(values.max()) - low) // step + 1
+    if spread <= 4 * len(values) + 1024:
+        offsets = (values - low) // step
+        present = np.zeros(spread, bool)
+        present[offsets] = True
+        rank_of = np.cumsum(present) - 1
+        distinct = low + step * np.flatnonzero(present).astype(np.int64)
+        return distinct, rank_of[offsets].astype(np.int64)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return distinct, inverse.astype(np.int64)
+
+
+def _empty_columns(n: int) -> dict[str, Any]:
+    """Every output column, all null, for ``n`` rows."""
+    none = np.full(n, None, dtype=object)
+    ints = pd.array([None] * n, dtype="Int64")
+    frame: dict[str, Any] = {}
+    for name in OUTPUT_COLUMNS:
+        frame[name] = ints if name in _INT_COLUMNS else none
+    frame["partial"] = pd.array([None] * n, dtype="boolean")
+    return frame
+
+
+_INT_COLUMNS = frozenset(
+    (
+        "start_ms",
+        "end_ms",
+        "start_offset",
+        "end_offset",
+        "after_seq",
+        "wall_ms",
+        "seq",
+        "step",
+        "group_first_seq",
+        "emit_index",
+    )
+)
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(_empty_columns(0), columns=list(OUTPUT_COLUMNS))
+
+
+def _drop_frame(drops: Sequence[Any]) -> pd.DataFrame:
+    """Drops as output rows: step of their event, emit index 0 (an event's only output)."""
+    n = len(drops)
+    frame = _empty_columns(n)
+    seqs = np.array([d.seq for d in drops], dtype=np.int64)
+    firsts = [d.windows[0] if d.windows else None for d in drops]
+    frame["type"] = np.full(n, "drop", dtype=object)
+    frame["start_ms"] = pd.array([w.start_ms if w else None for w in firsts], dtype="Int64")
+    frame["end_ms"] = pd.array([w.end_ms if w else None for w in firsts], dtype="Int64")
+    frame["reason"] = np.array([d.reason for d in drops], dtype=object)
+    frame["seq"] = pd.array(seqs, dtype="Int64")
+    frame["windows"] = np.array(
+        [to_json_text([w.to_json() for w in d.windows]) for d in drops], dtype=object
+    )
+    frame["message"] = np.array([d.message for d in drops], dtype=object)
+    frame["step"] = pd.array(2 * seqs + 1, dtype="Int64")
+    frame["emit_index"] = pd.array(np.zeros(n, np.int64), dtype="Int64")
+    return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))
