@@ -212,3 +212,21 @@ def test_config_from_file_and_environment_never_echoes_values(tmp_path: Path) ->
     with pytest.raises(InvalidInput) as info:
         load_kafka_config(None, {})
     assert info.value.field == "bootstrap.servers"
+
+
+@pytest.mark.parametrize(
+    ("timeout_ms", "flush_s", "failed", "undelivered"),
+    [("1000", 30.0, 40, 0), ("60000", 0.5, 0, 40)],
+)
+def test_unreachable_cluster_fails_in_delivery_reports_or_stays_undelivered(
+    timeout_ms: str, flush_s: float, failed: int, undelivered: int
+) -> None:
+    # nothing listens on port 1: records time out in their delivery reports, or are still
+    # queued when the final flush gives up; either way the report counts every record
+    settings = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": timeout_ms}
+    sim = simulate("bare", events=40)
+    report = produce(sim, settings, create_topic=False, flush_timeout_s=flush_s)
+    assert (report.produced, report.delivered) == (40, 0)
+    assert (report.failed, report.undelivered) == (failed, undelivered)
+    assert report.errors == ({"_MSG_TIMED_OUT": 40} if failed else {})
+    assert not report.ok
