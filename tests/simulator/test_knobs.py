@@ -91,3 +91,16 @@ def test_bad_text_options_name_the_knob(options: dict, field: str) -> None:
 def test_late_window_syntax() -> None:
     assert parse_late_window("10min/1min+2min") == LateSpec(600_000, 60_000, 120_000)
     assert parse_late_window("5s@stream") == LateSpec(5_000, clock_scope="stream")
+
+
+def test_every_knob_is_in_the_docs_table_and_a_generate_option() -> None:
+    from pathlib import Path
+
+    from windtunnel.cli.generate import generate_command
+
+    docs = (Path(__file__).parents[2] / "docs" / "simulator.md").read_text()
+    options = {o for p in generate_command.params for o in p.opts}
+    for knob in KNOB_NAMES:
+        option = "--" + knob.removesuffix("_ms").removesuffix("_per_s").replace("_", "-")
+        assert f"| `{knob}` |" in docs and f"`{option}" in docs, knob
+        assert option in options, knob
