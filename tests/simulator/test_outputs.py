@@ -56,11 +56,20 @@ def test_scenario_replays_and_its_ground_truth_holds(
     assert check(scenario.expect, replay(scenario).outputs) == []
 
 
-@pytest.mark.parametrize("fmt", ["scenario", "jsonl", "parquet", "spark-dir"])
-def test_same_seed_same_bytes(tmp_path: Path, fmt: str) -> None:
-    a = write(fmt, tmp_path / "a")
-    b = write(fmt, tmp_path / "b")
-    c = write(fmt, tmp_path / "c", seed=22)
+@pytest.mark.parametrize(
+    ("fmt", "suffix"),
+    [
+        ("scenario", ".yaml"),
+        ("scenario", ".json"),
+        ("jsonl", ""),
+        ("parquet", ""),
+        ("spark-dir", ""),
+    ],
+)
+def test_same_seed_same_bytes(tmp_path: Path, fmt: str, suffix: str) -> None:
+    a = write(fmt, tmp_path / f"a{suffix}")
+    b = write(fmt, tmp_path / f"b{suffix}")
+    c = write(fmt, tmp_path / f"c{suffix}", seed=22)
     assert digest(a) == digest(b)
     assert digest(a) != digest(c)
 
