@@ -210,9 +210,14 @@ class GridOperator(EkuiperOperator):
 
     def _start_grid(self, t_ms: int) -> None:
         self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
-        first = t_ms - self.size_ms + 1
-        self.next_start_ms = first + (self.origin_ms - first) % self.step_ms
+        self.next_start_ms = self._first_start(t_ms)
         self.first_ms = t_ms
+
+    def _first_start(self, t_ms: int) -> int:
+        """Start of the earliest grid window ``[s, s + size)`` holding ``t_ms``."""
+        assert self.origin_ms is not None
+        first = t_ms - self.size_ms + 1
+        return first + (self.origin_ms - first) % self.step_ms
 
     def accept(self, record: Record, ctx: Context, out: list[Output]) -> None:
         if self.next_start_ms is None:
@@ -222,6 +227,10 @@ class GridOperator(EkuiperOperator):
             out.append(Drop(record[3], "no_window", (), f"time {record[0]} falls between "
                             f"hopping windows of {self.size_ms} ms every {self.step_ms} ms"))
             return
+        # a record the lateness admits before the first window (none has fired before it: a
+        # fired window ends at or before the watermark) opens the grid earlier
+        assert self.next_start_ms is not None
+        self.next_start_ms = min(self.next_start_ms, self._first_start(record[0]))
         self.buffer.append(record)
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:

@@ -63,6 +63,14 @@ class SlidingOperator(EkuiperOperator):
             self._fire(t_ms, ctx, ctx.wall_ms, out, "end_of_input", partial=True)
         self.pending = []
 
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        super().on_end(ctx, out)
+        for record in self.buffer:  # held by no emitted window nor one still waiting
+            waiting = any(t - self.size_ms <= record[0] <= t + self.delay_ms for t in self.pending)
+            if record[3] not in self.covered and not waiting:
+                out.append(Drop(record[3], "no_window", (), "no triggering event's window held "
+                                f"time {record[0]} before the input ended"))
+
 
 class SessionOperator(EkuiperOperator):
     """E5: a session grows while events are at most ``timeout`` apart; the maximum duration is

@@ -241,8 +241,9 @@ class TimeplusOperator(Operator):
         if self.aggregator is None:
             return
         if self.emit.mode == "update":
-            # a finalized window is not re-emitted; a batched update still pending is flushed
-            if self._batch_ms is not None and window.changed:
+            # a finalized window is not re-emitted; an update still pending (WITH BATCH, or a
+            # window the wall clock closes inside an insert) is flushed
+            if window.changed:
                 self._update(window, ctx, wall_ms, out)
             return
         ref = WindowRef(window.start_ms, window.end_ms)

@@ -315,3 +315,20 @@ def test_events_no_emitted_window_holds_are_reported() -> None:
     assert [(e.window.start_ms, e.window.end_ms, e.row["n"]) for e in result.emissions] == [
         (8, 10, 1), (9, 11, 2), (18, 20, 1)]
     assert [(d.seq, d.reason) for d in result.drops] == [(0, "no_window")]
+
+
+def test_a_record_the_lateness_admits_before_the_first_window_opens_it() -> None:
+    #  -1  0      lateness 1: the first record (0) starts the grid at [0, 1); -1 is not late
+    #   |-1|0 0 0|  (watermark -1) and gets its own window [-1, 0), emitted when 1 arrives
+    window = EkuiperWindows("tumbling", unit="ms", size_ms=1, on="ts", lateness_ms=1)
+    result = ek_run(window, stamped(0, 0, -1, 2))
+    assert [(e.window.start_ms, e.row["n"]) for e in result.emissions] == [(-1, 1), (0, 2)]
+    assert result.drops == []
+
+
+def test_records_no_sliding_window_held_by_the_end_are_reported() -> None:
+    window = EkuiperWindows("sliding", unit="ms", size_ms=1, on="ts",
+                            when=parse_condition("x > 100", "when"))
+    result = ek_run(window, stamped(0, 0))
+    assert not result.emissions
+    assert [(d.seq, d.reason) for d in result.drops] == [(0, "no_window"), (1, "no_window")]

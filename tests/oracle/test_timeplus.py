@@ -266,3 +266,12 @@ def test_session_kind_runs_as_a_timeplus_session() -> None:
     with pytest.raises(InvalidSpec) as info:
         tp_run(SessionWindows(5, on="t", max_events=3), items)
     assert info.value.field == "window.max_events"
+
+
+def test_an_update_pending_when_the_wall_clock_closes_a_window_is_emitted() -> None:
+    # ON UPDATE over tumble(s, now(), 1ms): one insert whose last record arrives at wall 1; the
+    # wall clock closes [0, 1) inside the insert: its update (3 records) must still come out
+    items = [Batch((Event(0, {}, at_ms=0), Event(1, {}, at_ms=0), Event(2, {}, at_ms=0),
+                    Event(3, {}, at_ms=1)))]
+    result = tp_run(TimeplusWindows("tumble", 1, on=NOW, emit=EmitPolicy("update")), items)
+    assert summary(result) == [(0, 1, 3, "update"), (1, 2, 1, "update")]

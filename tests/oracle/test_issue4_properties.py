@@ -1,0 +1,138 @@
+"""Nothing is lost silently under the kdb, timeplus and ekuiper profiles (Hypothesis).
+
+With ``end_of_input: flush``, every input event is in some emitted window (its ``id`` appears in
+an emission's collected ids) or reported as dropped, for every window kind and option of the three
+operators, over disordered, batched streams with idle periods and null times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windtunnel.oracle import Aggregation, Batch, Query, run
+from windtunnel.oracle.conditions import parse_condition
+from windtunnel.oracle.ekuiper_spec import EkuiperWindows
+from windtunnel.oracle.kdb import KdbTimeWindows
+from windtunnel.oracle.kdb_count import (
+    KdbCountWindows,
+    KdbGlobalWindows,
+    KdbTimerWindows,
+    high_water_mark,
+    split_on_value,
+)
+from windtunnel.oracle.profiles import profile_named
+from windtunnel.oracle.spec import NOW
+from windtunnel.oracle.stream import Event, Item
+from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
+from windtunnel.simulator.strategies import streams
+
+SETTINGS = settings(max_examples=100, deadline=None)
+IDS = (Aggregation("ids", "collect", "id"),)
+
+stream_items = streams(min_events=4, max_events=20, keys=2, max_step_ms=6, max_disorder_ms=15,
+                       allow_null_times=True, with_batches=True, with_advances=True)
+
+kdb_times = st.integers(1, 8).flatmap(lambda period: st.builds(
+    KdbTimeWindows,
+    period_ms=st.just(period),
+    duration_ms=st.none() | st.integers(1, 3).map(lambda k: k * period + period // 2),
+    on=st.just("ts"),
+    lateness_ms=st.integers(0, 4),
+    passthrough=st.booleans(),
+    sort=st.booleans(),
+    count_trigger=st.none() | st.integers(1, 5),
+    skip_empty_windows=st.booleans(),
+))
+kdb_counts = st.builds(KdbCountWindows, size=st.integers(1, 4),
+                       frequency=st.none() | st.integers(1, 6))
+kdb_globals = st.sampled_from([
+    KdbGlobalWindows(split_on_value("value", 3)),
+    KdbGlobalWindows(high_water_mark("value"), state=0),
+    KdbGlobalWindows(high_water_mark("value", "starts"), state=0),
+])
+kdb_timers = st.builds(KdbTimerWindows, period_ms=st.integers(1, 10),
+                       count_trigger=st.none() | st.integers(1, 5),
+                       skip_empty_windows=st.booleans())
+
+emits = st.one_of(
+    st.builds(EmitPolicy, mode=st.just("close"), delay_ms=st.integers(0, 4),
+              timeout_ms=st.none() | st.integers(1, 8)),
+    st.builds(EmitPolicy, mode=st.just("update"), delay_ms=st.integers(0, 4)),
+    st.builds(EmitPolicy, mode=st.just("update"), batch_ms=st.integers(1, 6)),
+)
+timeplus_windows = st.one_of(
+    st.builds(TimeplusWindows, window=st.just("tumble"), size_ms=st.integers(1, 10)),
+    st.integers(1, 10).flatmap(lambda size: st.builds(
+        TimeplusWindows, window=st.just("hop"), size_ms=st.just(size),
+        hop_ms=st.integers(1, size))),
+    st.builds(TimeplusWindows, window=st.just("session"), size_ms=st.integers(1, 8),
+              max_size_ms=st.none() | st.integers(1, 15)),
+).flatmap(lambda w: st.builds(
+    TimeplusWindows, window=st.just(w.window), size_ms=st.just(w.size_ms), hop_ms=st.just(w.hop_ms),
+    max_size_ms=st.just(w.max_size_ms), on=st.sampled_from(["ts", NOW]), emit=emits))
+
+WHEN = parse_condition("value > 2", "when")
+ekuiper_windows = st.tuples(st.one_of(
+    st.builds(EkuiperWindows, window=st.just("tumbling"), size_ms=st.integers(1, 10)),
+    st.builds(EkuiperWindows, window=st.just("hopping"), size_ms=st.integers(1, 10),
+              hop_ms=st.integers(1, 12)),
+    st.builds(EkuiperWindows, window=st.just("sliding"), size_ms=st.integers(1, 10),
+              delay_ms=st.integers(0, 3), when=st.none() | st.just(WHEN)),
+    st.builds(EkuiperWindows, window=st.just("session"), timeout_ms=st.integers(1, 6),
+              max_duration_ms=st.integers(1, 20)),
+    st.integers(1, 5).flatmap(lambda n: st.builds(
+        EkuiperWindows, window=st.just("count"), count=st.just(n),
+        interval=st.none() | st.integers(1, n))),
+), st.sampled_from(["ts", NOW]), st.integers(0, 4))
+"""(window, on, lateness): every eKuiper window kind in event or processing time."""
+
+
+def with_ids(items: tuple[Item, ...]) -> tuple[Item, ...]:
+    """The items with each event's seq copied into its payload as ``id``."""
+
+    def tag(event: Event) -> Event:
+        return Event(event.seq, {**event.payload, "id": event.seq}, event.at_ms)
+
+    return tuple(
+        tag(i) if isinstance(i, Event) else Batch(tuple(tag(e) for e in i.events))
+        if isinstance(i, Batch) else i for i in items
+    )
+
+
+def assert_nothing_lost(profile: str, window: Any, items: tuple[Item, ...]) -> None:
+    tagged = with_ids(items)
+    rules = profile_named(profile).rules.with_overrides({"end_of_input": "flush"})
+    result = run(Query(window, group_by=("key",), aggregate=IDS), tagged, profile=profile,
+                 rules=rules)
+    seen = {i for e in result.emissions for i in e.row["ids"]} | {d.seq for d in result.drops}
+    seqs = {e.seq for i in tagged for e in (i.events if isinstance(i, Batch) else (i,))
+            if isinstance(e, Event)}
+    assert seqs <= seen, f"lost silently: {sorted(seqs - seen)}"
+
+
+@SETTINGS
+@given(window=st.one_of(kdb_times, kdb_counts, kdb_globals, kdb_timers), items=stream_items)
+def test_kdb_loses_nothing_silently(window: Any, items: tuple[Item, ...]) -> None:
+    assert_nothing_lost("kdb", window, items)
+
+
+@SETTINGS
+@given(window=timeplus_windows, items=stream_items)
+def test_timeplus_loses_nothing_silently(window: TimeplusWindows, items: tuple[Item, ...]) -> None:
+    assert_nothing_lost("timeplus", window, items)
+
+
+@SETTINGS
+@given(spec=ekuiper_windows, items=stream_items)
+def test_ekuiper_loses_nothing_silently(spec: tuple[EkuiperWindows, str, int],
+                                       items: tuple[Item, ...]) -> None:
+    window, on, lateness = spec
+    fields = {f: getattr(window, f) for f in ("window", "size_ms", "hop_ms", "delay_ms",
+                                              "timeout_ms", "max_duration_ms", "count",
+                                              "interval", "when")}
+    assert_nothing_lost("ekuiper", EkuiperWindows(**fields, unit="ms", on=on,
+                                                  lateness_ms=lateness if on != NOW else 0),
+                        items)
