@@ -1,8 +1,11 @@
-"""Nothing is lost silently under the kdb, timeplus and ekuiper profiles (Hypothesis).
+"""Properties of the kdb, timeplus and ekuiper profiles (Hypothesis).
 
-With ``end_of_input: flush``, every input event is in some emitted window (its ``id`` appears in
-an emission's collected ids) or reported as dropped, for every window kind and option of the three
-operators, over disordered, batched streams with idle periods and null times.
+- nothing is lost silently: with ``end_of_input: flush``, every input event is in some emitted
+  window (its ``id`` appears in an emission's collected ids) or reported as dropped, for every
+  window kind and option of the three operators, over disordered, batched streams with idle
+  periods and null times;
+- batches matter only through the batch rule: kdb and timeplus under ``clock_moves: event``,
+  and ekuiper always, give the same outputs with every batch split into lone events.
 """
 
 from __future__ import annotations
@@ -136,3 +139,47 @@ def test_ekuiper_loses_nothing_silently(spec: tuple[EkuiperWindows, str, int],
     assert_nothing_lost("ekuiper", EkuiperWindows(**fields, unit="ms", on=on,
                                                   lateness_ms=lateness if on != NOW else 0),
                         items)
+
+
+def unbatched(items: tuple[Item, ...]) -> tuple[Item, ...]:
+    """The same items with every batch split into lone events (each its own batch)."""
+    return tuple(e for i in items for e in (i.events if isinstance(i, Batch) else (i,)))
+
+
+def per_event_outputs(profile: str, window: Any, items: tuple[Item, ...]) -> Any:
+    rules = profile_named(profile).rules.with_overrides({"clock_moves": "event"})
+    return run(Query(window, group_by=("key",), aggregate=IDS), with_ids(items), profile=profile,
+               rules=rules).outputs
+
+
+@SETTINGS
+@given(window=kdb_times, items=stream_items)
+def test_kdb_per_record_evaluation_does_not_depend_on_batches(
+    window: KdbTimeWindows, items: tuple[Item, ...]
+) -> None:
+    assert per_event_outputs("kdb", window, items) == per_event_outputs(
+        "kdb", window, unbatched(items))
+
+
+@SETTINGS
+@given(window=timeplus_windows, items=stream_items)
+def test_timeplus_per_record_inserts_do_not_depend_on_batches(
+    window: TimeplusWindows, items: tuple[Item, ...]
+) -> None:
+    assert per_event_outputs("timeplus", window, items) == per_event_outputs(
+        "timeplus", window, unbatched(items))
+
+
+@SETTINGS
+@given(spec=ekuiper_windows, items=stream_items)
+def test_ekuiper_does_not_depend_on_batches(spec: tuple[EkuiperWindows, str, int],
+                                            items: tuple[Item, ...]) -> None:
+    window, on, lateness = spec
+    fields = {f: getattr(window, f) for f in ("window", "size_ms", "hop_ms", "delay_ms",
+                                              "timeout_ms", "max_duration_ms", "count",
+                                              "interval", "when")}
+    window = EkuiperWindows(**fields, unit="ms", on=on, lateness_ms=lateness if on != NOW else 0)
+    query = Query(window, group_by=("key",), aggregate=IDS)
+    rules = profile_named("ekuiper").rules
+    assert run(query, with_ids(items), profile="ekuiper", rules=rules).outputs == run(
+        query, with_ids(unbatched(items)), profile="ekuiper", rules=rules).outputs
