@@ -147,16 +147,16 @@ def stock_window(
             "window.on", NOW, "stock Spark windows need an event-time column",
             "pass event_time= naming a column with the arrival time",
         )
-    raw = field_column(name)
-    kind = dict(df.select(raw.alias("t")).dtypes)["t"]
-    time = raw if kind == "timestamp" else F.timestamp_millis((raw * time_unit_ms).cast("long"))
-    timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(window.tolerance_ms))
     if isinstance(window, FixedWindows):
         bounds = F.window(TIME, _ms(window.size_ms), _ms(window.hop_ms))
     elif isinstance(window, SessionWindows):
         bounds = F.session_window(TIME, _ms(window.gap_ms))
     else:  # pragma: no cover - check_stock admits only fixed and session windows
         raise InvalidSpec("window.kind", window.kind, "not a stock Spark window", "use fixed")
+    raw = field_column(name)
+    kind = dict(df.select(raw.alias("t")).dtypes)["t"]
+    time = raw if kind == "timestamp" else F.timestamp_millis((raw * time_unit_ms).cast("long"))
+    timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(window.tolerance_ms))
     keys = [field_column(p).alias(f"_g{i}") for i, p in enumerate(query.group_by)]
     by = [field_column(p).alias(f"_b{i}") for i, p in enumerate(query.aggregate_by)]
     aggregations = [a for a in query.aggregate or () if a.function in ("count", "sum", "min",
