@@ -13,7 +13,8 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.errors import InvalidInput
 from windtunnel.oracle.results import Drop, Emission, WindowRef
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.oracle.stream import events_of
+from windtunnel.oracle.spec import Aggregation
+from windtunnel.oracle.stream import Batch, Event, events_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,31 @@ def _ref(window: WindowRef) -> str:
     return " ".join(parts)
 
 
+_SEQ_FIELD = "__windtunnel_seq"
+
+
+def _holding(scenario: Scenario, seq: int) -> tuple[tuple[WindowRef, ...], object]:
+    """The windows whose emissions hold event ``seq`` and its group, found by running the
+    scenario with each payload tagged with its seq and collected."""
+
+    def tag(event: Event) -> Event:
+        return replace(event, payload={**event.payload, _SEQ_FIELD: event.seq})
+
+    items = tuple(
+        tag(i) if isinstance(i, Event) else Batch(tuple(tag(e) for e in i.events))
+        if isinstance(i, Batch) else i for i in scenario.items
+    )
+    query = replace(scenario.query, aggregate=(Aggregation(_SEQ_FIELD, "collect", _SEQ_FIELD),),
+                    aggregate_by=())
+    try:
+        tagged = replay(replace(scenario, query=query, items=items))
+    except InvalidInput:
+        return (), None
+    holding = [e for e in tagged.emissions if seq in (e.row.get(_SEQ_FIELD) or ())]
+    windows = tuple(dict.fromkeys(e.window for e in holding))
+    return windows, (holding[0].group if holding else None)
+
+
 def explain(scenario: Scenario, seq: int) -> Explanation:
     """Explain event ``seq`` of ``scenario``; raises InvalidInput when there is no such event."""
     events = {e.seq: e for e in events_of(scenario.items)}
@@ -69,6 +95,8 @@ def explain(scenario: Scenario, seq: int) -> Explanation:
     if mine:
         delivered = tuple(e.window for e in mine)
         group = mine[0].group
+    elif drop is None:  # operators that emit buffered windows whole (kdb, timeplus, ekuiper)
+        delivered, group = _holding(scenario, seq)
     emissions = tuple(
         e for e in result.emissions if e.window in delivered and e.group == group and e.reason != "event"
     )

@@ -398,3 +398,19 @@ def test_count_kind_runs_as_kdb_count_and_gap_records_are_reported() -> None:
     assert [(e.window.start_offset, e.window.end_offset) for e in gapped.emissions] == [
         (0, 2), (3, 5)]
     assert [(d.seq, d.reason) for d in gapped.drops] == [(2, "no_window")]
+
+
+def test_explain_finds_the_windows_a_buffered_kdb_window_emitted_an_event_in() -> None:
+    from pathlib import Path
+
+    from windtunnel.oracle import load_scenario
+    from windtunnel.oracle.explain import explain
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    # kdb-passthrough.yaml: seq 1 (68 s) is in [60, 70); seq 4 (15 s) is late, in the held batch
+    scenario = load_scenario(examples / "kdb-passthrough.yaml")
+    on_time, late = explain(scenario, 1), explain(scenario, 4)
+    assert [(w.start_ms, w.end_ms) for w in on_time.delivered_to] == [(60_000, 70_000)]
+    assert [e.reason for e in on_time.emissions] == ["close"]
+    assert [e.reason for e in late.emissions] == ["late_passthrough"]
+    assert on_time.drop is None and late.drop is None
