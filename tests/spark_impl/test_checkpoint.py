@@ -21,6 +21,7 @@ import pytest
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.results import Result
 from windtunnel.oracle.scenario import parse_scenario
+from windtunnel.spark_impl.fast import eligible
 from windtunnel.spark_impl.feed import feed
 from windtunnel.spark_impl.operator import apply_window
 from windtunnel.spark_impl.replay import SparkRun, compare_with_oracle
@@ -32,9 +33,10 @@ pytestmark = pytest.mark.spark
 BUCKETS = 2
 
 
-def stream(seed: int, n: int = 40, batch: int = 8) -> dict:
+def stream(seed: int, n: int = 40, batch: int = 8, idle: bool = True) -> dict:
     """Grouped disordered events with arrival times and a null time, in batches of ``batch``:
-    hopping windows with tolerance, late drops, idle_timeout closes and an end flush."""
+    hopping windows with tolerance, late drops, idle_timeout closes (``idle``) and an end
+    flush. Without ``idle_timeout`` the operator takes its vectorised step (spark_impl/fast.py)."""
     rng = random.Random(seed)
     items, t, wall = [], 0, 0
     for i in range(0, n, batch):
@@ -47,8 +49,11 @@ def stream(seed: int, n: int = 40, batch: int = 8) -> dict:
             events.append({"event": {"ts": ts, "k": f"k{rng.randrange(5)}", "v": i}, "at": wall})
         items.append({"batch": events})
     items.append({"advance": 300})
+    window = {"size": 1000, "every": 500, "tolerance": 200, "idle_timeout": 1200}
+    if not idle:
+        del window["idle_timeout"]
     return {
-        "window": {"size": 1000, "every": 500, "tolerance": 200, "idle_timeout": 1200},
+        "window": window,
         "group_by": "k",
         "aggregate": {"n": "count()", "total": "sum(v)"},
         "input": items,
@@ -94,11 +99,16 @@ def committed(spark, out: Path, scenario, fed) -> SparkRun:
     )
 
 
-def test_stop_and_restart_at_several_points_loses_and_duplicates_nothing(spark, tmp_path) -> None:
-    scenario = parse_scenario(stream(seed=9))
+@pytest.mark.parametrize("idle", [True, False], ids=["reference-step", "fast-step"])
+def test_stop_and_restart_at_several_points_loses_and_duplicates_nothing(
+    spark, tmp_path, idle
+) -> None:
+    scenario = parse_scenario(stream(seed=9, idle=idle))
+    assert eligible(scenario.query, scenario.rules) is not idle
     oracle = replay(scenario)
     reasons = {(o.type, o.reason) for o in oracle}
-    assert {("drop", "late"), ("drop", "null_time"), ("emit", "idle_timeout"), ("emit", "end_of_input")} <= reasons
+    assert {("drop", "late"), ("drop", "null_time"), ("emit", "end_of_input")} <= reasons
+    assert (("emit", "idle_timeout") in reasons) is idle
     fed = feed(scenario.items, scenario.query.group_by, buckets=BUCKETS, micro_batch=1)
     assert len(fed.batches) == 6  # 5 batches, the advance and end of input in the 6th
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
