@@ -214,3 +214,17 @@ def test_the_api_runs_a_clause_directly() -> None:
     items = [Batch((Event(0, {"t": 1}), Event(1, {"t": 2}))), Event(2, {"t": 3})]
     result = run(query, items, profile="timeplus", rules=profile_named("timeplus").rules)
     assert [e.row["n"] for e in result.emissions] == [2, 3]
+
+
+@pytest.mark.parametrize("profile", ["tenzir", "flink", "spark", "kdb", "timeplus", "ekuiper"])
+def test_a_tql_clause_in_a_scenario_runs_under_every_profile(profile: str) -> None:
+    # one window [0, 10 s) holding both events, closed by the third (10 s wide windows)
+    scenario = parse_scenario({
+        "profile": profile,
+        "query": {"syntax": "tql", "text": "group user { window size=10s, on=ts "
+                                          "{ summarize n=count() } }"},
+        "input": [{"ts": 1000, "user": "a"}, {"ts": 2000, "user": "a"}, {"ts": 25000, "user": "a"}],
+    })
+    assert isinstance(scenario.query.window, FixedWindows)
+    rows = [(e.window.start_ms, e.row["n"]) for e in replay(scenario).emissions]
+    assert rows[0] == (0, 2)
