@@ -9,6 +9,7 @@ not compared: stock Spark drops late rows without reporting them.
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pytest
@@ -25,6 +26,7 @@ from windtunnel.spark_impl.stock import (
     micro_batches,
     payload_schema,
     replay_stock,
+    stock_window,
 )
 
 # Tumbling 10, delay 5, lone events. One global watermark: wm_N = max event time of
@@ -223,3 +225,56 @@ def test_typed_columns_follow_the_json_types() -> None:
     with pytest.raises(InvalidSpec) as error:
         payload_schema(query, [{"k": "a", "v": 1}, {"k": 2, "v": 1}])
     assert error.value.field == "input.k"
+
+
+@pytest.mark.spark
+def test_stock_window_on_a_file_stream_with_a_timestamp_column(spark, tmp_path) -> None:
+    """A user's DataFrame: JSON files (one per micro-batch) with ISO times and a nested key."""
+    scenario = scenario_of("""
+profile: spark
+window: {size: 1min, on: time, tolerance: 10s}
+group_by: [user.name]
+aggregate: {n: count(), bytes: sum(size)}
+input:
+  - batch:
+    - {event: {time: "2026-01-01T00:00:05Z", user: {name: ann}, size: 10}}
+    - {event: {time: "2026-01-01T00:01:20Z", user: {name: bob}, size: 5}}
+  - batch:
+    - {event: {time: "2026-01-01T00:00:50Z", user: {name: ann}, size: 1}}
+    - {event: {time: "2026-01-01T00:02:30Z", user: {name: ann}, size: 2}}
+  - batch:
+    - {event: {time: "2026-01-01T00:00:59Z", user: {name: bob}, size: 7}}
+    - {event: {time: "2026-01-01T00:03:45Z", user: {name: bob}, size: 3}}
+""")
+    directory = tmp_path / "in"
+    directory.mkdir()
+    for index, batch in enumerate(scenario.items):
+        path = directory / f"part-{index}.json"
+        path.write_text("".join(json.dumps(dict(e.payload)) + "\n" for e in batch.events))
+        os.utime(path, (1_700_000_000 + index, 1_700_000_000 + index))  # file order
+    df = (
+        spark.readStream.schema("time timestamp, user struct<name: string>, size long")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(directory))
+    )
+    query = (
+        stock_window(df, scenario.query).writeStream.format("memory").queryName("stock_files")
+        .outputMode("append").option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True).start()
+    )
+    query.awaitTermination()
+    query.stop()
+    got = sorted(
+        (r["start_ms"], r["end_ms"], json.loads(r["group"]), json.loads(r["row"]))
+        for r in spark.table("stock_files").collect()
+    )
+    want = sorted(
+        (e.window.start_ms, e.window.end_ms, e.group, dict(e.row)) for e in replay(scenario).emissions
+    )
+    # micro-batch 2's lateWm is 80 s - 10 s: ann's 00:00:50 still joins [0,60); bob's
+    # 00:00:59 in micro-batch 2 sees 150 s - 10 s and is dropped; [3min,4min) never closes
+    assert got == want == [
+        (1767225600000, 1767225660000, "ann", {"n": 2, "bytes": 11}),
+        (1767225660000, 1767225720000, "bob", {"n": 1, "bytes": 5}),
+        (1767225720000, 1767225780000, "ann", {"n": 1, "bytes": 2}),
+    ]
