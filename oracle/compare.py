@@ -205,9 +205,11 @@ def _causes(
         return single, "rule"
     # 2. the rules the other profile needs: setting one back to the baseline's value
     #    changes the other's cell; together, set in the baseline, they give it
-    needed = tuple(
-        r for r in differing if cell(variant(other.profile, {r: base.rules[r]})) != want
-    )
+    def reset(rule: str) -> Cell | None:
+        return cell(variant(other.profile, {rule: base.rules[rule]}))
+
+    # (a rule the other profile cannot take back, an input error there, is not counted)
+    needed = tuple(r for r in differing if reset(r) not in (want, None))
     if needed and cell(variant(base.profile, {r: other.rules[r] for r in needed})) == want:
         return needed, "rules"
     if base.operator != other.operator:
