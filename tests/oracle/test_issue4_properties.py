@@ -5,7 +5,8 @@
   window kind and option of the three operators, over disordered, batched streams with idle
   periods and null times;
 - batches matter only through the batch rule: kdb and timeplus under ``clock_moves: event``,
-  and ekuiper always, give the same outputs with every batch split into lone events.
+  and ekuiper always, give the same outputs with every batch split into lone events;
+- timeplus: the last ``EMIT ON UPDATE`` rows of a window are its ``EMIT AFTER WINDOW CLOSE`` rows.
 """
 
 from __future__ import annotations
@@ -183,3 +184,33 @@ def test_ekuiper_does_not_depend_on_batches(spec: tuple[EkuiperWindows, str, int
     rules = profile_named("ekuiper").rules
     assert run(query, with_ids(items), profile="ekuiper", rules=rules).outputs == run(
         query, with_ids(unbatched(items)), profile="ekuiper", rules=rules).outputs
+
+
+@SETTINGS
+@given(
+    window=st.one_of(
+        st.builds(TimeplusWindows, window=st.just("tumble"), size_ms=st.integers(1, 10),
+                  on=st.just("ts")),
+        st.integers(1, 10).flatmap(lambda size: st.builds(
+            TimeplusWindows, window=st.just("hop"), size_ms=st.just(size),
+            hop_ms=st.integers(1, size), on=st.just("ts"))),
+    ),
+    delay=st.integers(0, 4),
+    items=stream_items,
+)
+def test_timeplus_last_update_of_a_closed_window_is_its_close_result(
+    window: TimeplusWindows, delay: int, items: tuple[Item, ...]
+) -> None:
+    # EMIT ON UPDATE [WITH DELAY d] and EMIT AFTER WINDOW CLOSE [WITH DELAY d] see the same
+    # watermark: every window the second emits was last updated to the same rows by the first
+    def outputs(emit: EmitPolicy) -> Any:
+        spec = TimeplusWindows(window.window, window.size_ms, on="ts", hop_ms=window.hop_ms,
+                               emit=emit)
+        return run(Query(spec, group_by=("key",), aggregate=IDS), with_ids(items),
+                   profile="timeplus", rules=profile_named("timeplus").rules)
+
+    closed = outputs(EmitPolicy("close", delay_ms=delay))
+    updated = outputs(EmitPolicy("update", delay_ms=delay))
+    last = {(e.window, e.group): e.row for e in updated.emissions}
+    assert all(last[(e.window, e.group)] == e.row for e in closed.emissions)
+    assert closed.drops == updated.drops
