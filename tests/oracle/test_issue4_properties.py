@@ -33,7 +33,7 @@ from windtunnel.oracle.stream import Event, Item
 from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
 from windtunnel.simulator.strategies import streams
 
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=60, deadline=None)
 IDS = (Aggregation("ids", "collect", "id"),)
 
 stream_items = streams(min_events=4, max_events=20, keys=2, max_step_ms=6, max_disorder_ms=15,
