@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle import Aggregation, Batch, Query, run
@@ -106,6 +106,11 @@ def with_ids(items: tuple[Item, ...]) -> tuple[Item, ...]:
     )
 
 
+def _events(*ts: int) -> tuple[Item, ...]:
+    """Lone events at times ``ts`` of key ``a`` (regression examples)."""
+    return tuple(Event(i, {"ts": t, "key": "a", "value": t}) for i, t in enumerate(ts))
+
+
 def assert_nothing_lost(profile: str, window: Any, items: tuple[Item, ...]) -> None:
     tagged = with_ids(items)
     rules = profile_named(profile).rules.with_overrides({"end_of_input": "flush"})
@@ -119,18 +124,25 @@ def assert_nothing_lost(profile: str, window: Any, items: tuple[Item, ...]) -> N
 
 @SETTINGS
 @given(window=st.one_of(kdb_times, kdb_counts, kdb_globals, kdb_timers), items=stream_items)
+@example(window=KdbCountWindows(2, 3), items=_events(1, 2, 3, 4, 5))
 def test_kdb_loses_nothing_silently(window: Any, items: tuple[Item, ...]) -> None:
     assert_nothing_lost("kdb", window, items)
 
 
 @SETTINGS
 @given(window=timeplus_windows, items=stream_items)
+@example(window=TimeplusWindows("tumble", 1, on=NOW, emit=EmitPolicy("update")),
+         items=(Batch(tuple(Event(i, {"key": "a"}, at_ms=i // 3) for i in range(4))),))
 def test_timeplus_loses_nothing_silently(window: TimeplusWindows, items: tuple[Item, ...]) -> None:
     assert_nothing_lost("timeplus", window, items)
 
 
 @SETTINGS
 @given(spec=ekuiper_windows, items=stream_items)
+@example(spec=(EkuiperWindows("count", count=5, interval=2), "ts", 0), items=_events(*range(7)))
+@example(spec=(EkuiperWindows("hopping", size_ms=2, hop_ms=5), "ts", 0), items=_events(1, 3, 9))
+@example(spec=(EkuiperWindows("sliding", size_ms=1, when=WHEN), "ts", 0), items=_events(0, 0))
+@example(spec=(EkuiperWindows("tumbling", size_ms=1), "ts", 1), items=_events(0, 0, -1))
 def test_ekuiper_loses_nothing_silently(spec: tuple[EkuiperWindows, str, int],
                                        items: tuple[Item, ...]) -> None:
     window, on, lateness = spec
