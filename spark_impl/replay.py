@@ -117,12 +117,15 @@ def replay_scenario(
     A scenario of profile ``spark`` runs the stock mapping instead
     (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
     """
+    stock = scenario.profile.name == "spark"
+    if stock:
+        from windtunnel.spark_impl.stock import check_stock, replay_stock
+
+        check_stock(scenario.query, scenario.rules)  # input errors before Spark starts
     spark = spark_session(master, remote)
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
-    if scenario.profile.name == "spark":
-        from windtunnel.spark_impl.stock import replay_stock
-
+    if stock:
         return replay_stock(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock

@@ -278,3 +278,16 @@ input:
         (1767225660000, 1767225720000, "bob", {"n": 1, "bytes": 5}),
         (1767225720000, 1767225780000, "ann", {"n": 1, "bytes": 2}),
     ]
+
+
+def test_replay_on_spark_rejects_what_stock_spark_cannot_express_before_spark_starts(
+    tmp_path,
+) -> None:
+    path = tmp_path / "distinct.yaml"
+    path.write_text(HOPPING.replace("n: count()", "n: count_distinct(v)"))
+    result = CliRunner().invoke(cli, ["replay", str(path), "--engine", "spark"])
+    assert result.exit_code == 2
+    assert "aggregate.n='count_distinct(v)': no exact stock Spark streaming aggregation" in (
+        result.output
+    )
+    assert "Traceback" not in result.output
