@@ -9,6 +9,7 @@ from windtunnel.cli.explain import explain_command
 from windtunnel.cli.generate import generate_command
 from windtunnel.cli.profiles import profiles_command
 from windtunnel.cli.replay import replay_command
+from windtunnel.cli.run import run_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +24,7 @@ cli.add_command(explain_command)
 cli.add_command(profiles_command)
 cli.add_command(compare_command)
 cli.add_command(generate_command)
+cli.add_command(run_command)
 
 
 def main() -> None:
