@@ -326,7 +326,14 @@ class FastStep:
         parts = [f for f in frames if len(f)]
         if state.ended or not parts:
             return None
-        frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        typed = [c for c in parts[0].columns if c.startswith("fast_")]
+        needed = ["kind", "seq", "after_seq", "arrival_ms"]
+        needed += typed if typed and self.count_only else ["payload"]
+        frame = (
+            parts[0][needed]
+            if len(parts) == 1
+            else pd.concat([p[needed] for p in parts], ignore_index=True)
+        )
         kinds = frame["kind"].to_numpy(dtype=object)
         is_event = kinds == EVENT
         is_end = kinds == END
@@ -358,8 +365,7 @@ class FastStep:
                 int(seq[last]) if is_event[last] else (None if no_after[last] else int(after[last]))
             )
         picked = order[is_event[order]]  # events in seq order (their steps are 2 * seq + 1)
-        typed = [c for c in frame.columns if c.startswith("fast_")]
-        events_frame = frame[typed if typed and self.count_only else ["payload"]].iloc[picked]
+        events_frame = frame[needed[4:]].iloc[picked]
         ev_seq = seq[picked]
         ev_wall = wall_at[picked]
         outputs: list[pd.DataFrame] = []

@@ -100,7 +100,8 @@ def prepare(
         F.sequence(F.lit(0), F.lit(buckets - 1))
     )
     prepared = df.select(
-        F.explode(spread).alias("bucket"),
+        # without a kind column every row is an event: one bucket each, nothing to copy
+        (F.explode(spread) if kind else event_bucket.cast("int")).alias("bucket"),
         kind_col.alias("kind"),
         F.col(seq).cast("long").alias("seq"),
         (F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")).alias(
@@ -212,7 +213,12 @@ def apply_window(
         typed=isinstance(steps, FastStep) and steps.count_only,
     )
     if df.isStreaming:
-        return rows.groupBy("bucket").transformWithStateInPandas(
+        constant = ["after_seq", "kind"] if kind is None else []
+        if "fast_time" in rows.columns:
+            constant.append("payload")
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        chunks = chunked(rows.drop(*constant), spread_labels(used, partitions))
+        return chunks.groupBy("bucket").transformWithStateInPandas(
             statefulProcessor=WindowProcessor(steps, system_tick_ms),
             outputStructType=OUTPUT_DDL,
             outputMode="Append",
@@ -222,6 +228,80 @@ def apply_window(
     return rows.groupBy("bucket").applyInPandas(
         lambda frame: _concat(run_batch(steps, iter([frame]))), OUTPUT_DDL
     )
+
+
+def _murmur3_int(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of an int column (Murmur3_x86_32.hashInt, seed 42), signed."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    k1 = rotl((value & mask) * 0xCC9E2D51 & mask, 15) * 0x1B873593 & mask
+    h1 = (rotl(seed ^ k1, 13) * 5 + 0xE6546B64) & mask
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & mask
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def spread_labels(buckets: int, partitions: int) -> list[int]:
+    """A state key per bucket such that Spark's hash partitioning sends bucket ``i`` to
+    partition ``i % partitions``: buckets spread evenly over the Python workers."""
+    labels: list[int] = []
+    candidate = 0
+    for index in range(buckets):
+        while _murmur3_int(candidate) % partitions != index % partitions or candidate in labels:
+            candidate += 1
+        labels.append(candidate)
+        candidate = 0
+    return labels
+
+
+def chunked(rows: DataFrame, labels: Sequence[int] | None = None) -> DataFrame:
+    """The prepared rows packed into chunks: ``(bucket int, rows binary)``, one per bucket and
+    Arrow batch, ``rows`` an Arrow IPC stream of that bucket's rows (every column but bucket).
+
+    ``transformWithStateInPandas`` turns its input into pandas row by row in Python, and
+    Spark handles array columns element by element; opaque chunks cut both to a few rows
+    per bucket and micro-batch. Packing is stateless (``mapInArrow``); the processor
+    unpacks (:func:`windtunnel.spark_impl.processor.unpacked`). ``labels[i]`` replaces
+    bucket ``i`` as the state key (see :func:`spread_labels`).
+    """
+    names = [f.name for f in rows.schema.fields if f.name != "bucket"]
+    table = list(labels) if labels is not None else None
+    return rows.mapInArrow(lambda batches: _pack(batches, names, table), "bucket int, rows binary")
+
+
+def _pack(batches: Any, names: Sequence[str], labels: Sequence[int] | None) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        buckets = batch.column("bucket").to_numpy(zero_copy_only=False)
+        order = np.argsort(buckets, kind="stable")
+        keys, starts = np.unique(buckets[order], return_index=True)
+        ends = np.append(starts[1:], len(order))
+        taken = batch.select(list(names)).take(pa.array(order))
+        blobs = []
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            sink = pa.BufferOutputStream()
+            part = taken.slice(start, end - start)
+            with pa.ipc.new_stream(sink, part.schema) as writer:
+                writer.write_batch(part)
+            blobs.append(sink.getvalue().to_pybytes())
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array((keys if labels is None else np.asarray(labels)[keys]).astype(np.int32)),
+                pa.array(blobs, pa.binary()),
+            ],
+            names=["bucket", "rows"],
+        )
 
 
 def _concat(frames: Any) -> Any:

@@ -282,6 +282,25 @@ def _state_schema() -> Any:
 
 
 
+def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """Input rows from chunk rows (see :func:`windtunnel.spark_impl.operator.chunked`):
+    ``rows`` holds an Arrow IPC stream of one bucket's input rows; columns left out as
+    constant get their value back."""
+    import pyarrow as pa
+
+    for chunk in chunks:
+        for blob in chunk["rows"].tolist():
+            frame = pa.ipc.open_stream(pa.py_buffer(blob)).read_all().to_pandas()
+            for name, value in _CONSTANT_DEFAULTS.items():
+                if name not in frame.columns:
+                    frame[name] = value
+            yield frame
+
+
+_CONSTANT_DEFAULTS = {"kind": EVENT, "after_seq": float("nan"), "payload": None}
+"""Input columns left out of chunks when constant (no kind column; typed payloads)."""
+
+
 class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
     """``transformWithStateInPandas`` processor: one bucket's state (the reference step's
     pickled driver, or the fast step's arrays) in a ValueState.
@@ -308,7 +327,7 @@ class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         state = self._load()
-        outs = [self.steps.run(state, rows)]
+        outs = [self.steps.run(state, unpacked(rows))]
         if self.system_tick_ms is not None:
             outs.append(self._tick(state, timerValues))
         self._save(state)
