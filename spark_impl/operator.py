@@ -201,6 +201,20 @@ def apply_window(
     steps = make_steps(
         query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms, fast=fast
     )
+    typed = isinstance(steps, FastStep) and steps.count_only
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+    direct = (
+        typed_chunks(df, query, used, spread_labels(used, partitions), seq, arrival_ms)
+        if df.isStreaming and typed and kind is None and payload is None
+        else None
+    )
+    if direct is not None:
+        return direct.groupBy("bucket").transformWithStateInPandas(
+            statefulProcessor=WindowProcessor(steps, system_tick_ms),
+            outputStructType=OUTPUT_DDL,
+            outputMode="Append",
+            timeMode="ProcessingTime" if system_tick_ms is not None else "None",
+        )
     rows = prepare(
         df,
         query,
@@ -210,13 +224,12 @@ def apply_window(
         kind=kind,
         after_seq=after_seq,
         payload=payload,
-        typed=isinstance(steps, FastStep) and steps.count_only,
+        typed=typed,
     )
     if df.isStreaming:
         constant = ["after_seq", "kind"] if kind is None else []
         if "fast_time" in rows.columns:
             constant.append("payload")
-        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
         chunks = chunked(rows.drop(*constant), spread_labels(used, partitions))
         return chunks.groupBy("bucket").transformWithStateInPandas(
             statefulProcessor=WindowProcessor(steps, system_tick_ms),
@@ -274,6 +287,76 @@ def chunked(rows: DataFrame, labels: Sequence[int] | None = None) -> DataFrame:
     names = [f.name for f in rows.schema.fields if f.name != "bucket"]
     table = list(labels) if labels is not None else None
     return rows.mapInArrow(lambda batches: _pack(batches, names, table), "bucket int, rows binary")
+
+
+def typed_chunks(
+    df: DataFrame,
+    query: Query,
+    buckets: int,
+    labels: Sequence[int],
+    seq: str,
+    arrival_ms: str | None,
+) -> DataFrame | None:
+    """Chunks (as :func:`chunked` makes) straight from a user DataFrame of events whose time
+    field is an integer column and group_by fields integer or string columns; None otherwise.
+
+    Skips :func:`prepare`: one ``mapInArrow`` reads only the needed columns, builds the
+    typed columns and hashes the key to a bucket (``pandas.util.hash_array``: stable across
+    processes and runs; equal keys, equal bucket).
+    """
+    if "bucket" in df.columns:
+        return None
+    payload_cols = [c for c in df.columns if c not in (seq, arrival_ms)]
+    if not typed_columns(df, query, payload_cols):
+        return None
+    types = dict(df.dtypes)
+    kinds = ["string" if types[p] == "string" else "long" for p in query.group_by]
+    arrival = F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")
+    selected = df.select(
+        F.col(seq).cast("long").alias("seq"),
+        arrival.alias("arrival_ms"),
+        F.col(query.window.on).cast("long").alias("t"),
+        *[
+            (F.col(p) if k == "string" else F.col(p).cast("long")).alias(f"k{i}")
+            for i, (p, k) in enumerate(zip(query.group_by, kinds, strict=True))
+        ],
+    )
+    table = list(labels)
+    return selected.mapInArrow(
+        lambda batches: _pack_typed(batches, kinds, buckets, table), "bucket int, rows binary"
+    )
+
+
+def _pack_typed(batches: Any, kinds: Sequence[str], buckets: int, labels: Sequence[int]) -> Any:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        t = batch.column("t")
+        columns: dict[str, Any] = {
+            "seq": batch.column("seq"),
+            "arrival_ms": batch.column("arrival_ms"),
+            TYPED_TIME: pc.fill_null(t, 0),
+            TYPED_TIME_NULL: pc.is_null(t),
+        }
+        hashes = np.zeros(batch.num_rows, np.uint64)
+        for index, kind in enumerate(kinds):
+            key = batch.column(f"k{index}")
+            if kind == "string":
+                columns[typed_key(index)] = key
+                values = key.to_numpy(zero_copy_only=False)
+            else:
+                columns[typed_key(index)] = pc.fill_null(key, 0)
+                columns[typed_key_null(index)] = pc.is_null(key)
+                values = columns[typed_key(index)].to_numpy()
+            hashes = hashes * np.uint64(1_000_003) ^ pd.util.hash_array(values)
+        bucket = (hashes % np.uint64(buckets)).astype(np.int32)
+        rows = pa.RecordBatch.from_pydict({"bucket": pa.array(bucket), **columns})
+        yield from _pack(iter([rows]), list(columns), labels)
 
 
 def _pack(batches: Any, names: Sequence[str], labels: Sequence[int] | None) -> Any:
