@@ -656,7 +656,7 @@ def _collect_progress(
         batch_id = int(data.get("batchId", -1))
         if batch_id in done or batch_id < 0:
             continue
-        rows_in = int(data.get("numInputRows") or 0)
+        rows_in = _rows_in(progress, data)
         rows_out = _rows_out(data)
         if rows_in == 0 and rows_out == 0:
             continue  # no-data batches (and idle triggers) are not reported
@@ -672,13 +672,34 @@ def _collect_progress(
             on_batch(entry)
 
 
+def _rows_in(progress: Any, data: dict[str, Any]) -> int:
+    """Rows read in a micro-batch (Spark Connect leaves the total empty: sum the sources)."""
+    if data.get("numInputRows") is not None:
+        return int(data["numInputRows"])
+    return sum(int(source.get("numInputRows") or 0) for source in data.get("sources") or [])
+
+
 def _rows_out(data: dict[str, Any]) -> int:
     """Output rows of a micro-batch, from the ``observe`` metric run_job attaches."""
     metric = (data.get("observedMetrics") or {}).get(OUT_METRIC)
     if metric is None:
         return 0
-    value = metric["rows"] if not hasattr(metric, "asDict") else metric.asDict()["rows"]
-    return int(value or 0)
+    return _count_in(metric)
+
+
+def _count_in(metric: Any) -> int:
+    """The count inside an observed-metric value: a Row, a dict (``rows``), or Spark
+    Connect's JSON form (``{"values": [n], "schema": ...}``)."""
+    if hasattr(metric, "asDict"):
+        metric = metric.asDict()
+    if isinstance(metric, dict):
+        for key in ("rows", "values"):
+            if key in metric:
+                return _count_in(metric[key])
+        return 0
+    if isinstance(metric, list | tuple):
+        return _count_in(metric[0]) if metric else 0
+    return int(metric or 0)
 
 
 def _run_batch(
