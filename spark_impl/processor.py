@@ -288,13 +288,18 @@ def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     constant get their value back."""
     import pyarrow as pa
 
-    for chunk in chunks:
-        for blob in chunk["rows"].tolist():
-            frame = pa.ipc.open_stream(pa.py_buffer(blob)).read_all().to_pandas()
-            for name, value in _CONSTANT_DEFAULTS.items():
-                if name not in frame.columns:
-                    frame[name] = value
-            yield frame
+    tables = [
+        pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+        for chunk in chunks
+        for blob in chunk["rows"].tolist()
+    ]
+    if not tables:
+        return
+    frame = pa.concat_tables(tables).to_pandas()  # one conversion per bucket and micro-batch
+    for name, value in _CONSTANT_DEFAULTS.items():
+        if name not in frame.columns:
+            frame[name] = value
+    yield frame
 
 
 _CONSTANT_DEFAULTS = {"kind": EVENT, "after_seq": float("nan"), "payload": None}
