@@ -542,6 +542,8 @@ class JobReport:
 
     batches: tuple[BatchProgress, ...] = ()
     checkpoint: str | None = None
+    timed_out: bool = False
+    """True when ``timeout_s`` stopped the query."""
 
     @property
     def rows_in(self) -> int:
@@ -610,19 +612,26 @@ def run_job(
     query = writer.start()
     seen: list[BatchProgress] = []
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    # processing-time timers keep a system-clock query running after its input: under
+    # availableNow it stops at the first micro-batch without input or output after the input
+    stop_when_idle = clock == "system" and "availableNow" in options
+    timed_out = False
     try:
         while query.isActive:
             if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
                 break
             query.awaitTermination(0.5)
-            _collect_progress(query, seen, on_batch)
+            idle = _collect_progress(query, seen, on_batch)
+            if stop_when_idle and idle and seen:
+                break
         _collect_progress(query, seen, on_batch)
         error = query.exception()
     finally:
         query.stop()
     if error is not None:
         raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
-    return JobReport(tuple(seen), location)
+    return JobReport(tuple(seen), location, timed_out)
 
 
 def _first_line(error: Any) -> str:
@@ -649,8 +658,11 @@ def _attach(writer: Any, sink: Sink) -> Any:
 
 def _collect_progress(
     query: Any, seen: list[BatchProgress], on_batch: Callable[[BatchProgress], None] | None
-) -> None:
+) -> bool:
+    """Report new micro-batches with data; True when a micro-batch after the last reported
+    one had neither input nor output."""
     done = {b.batch_id for b in seen}
+    idle = False
     for progress in query.recentProgress:
         data = progress if isinstance(progress, dict) else json.loads(progress.json)
         batch_id = int(data.get("batchId", -1))
@@ -658,8 +670,9 @@ def _collect_progress(
             continue
         rows_in = _rows_in(progress, data)
         rows_out = _rows_out(data)
-        if rows_in == 0 and rows_out == 0:
-            continue  # no-data batches (and idle triggers) are not reported
+        if rows_in == 0 and rows_out == 0:  # no-data batches are not reported
+            idle = idle or (bool(seen) and batch_id > max(b.batch_id for b in seen))
+            continue
         done.add(batch_id)
         entry = BatchProgress(
             batch_id,
@@ -670,6 +683,7 @@ def _collect_progress(
         seen.append(entry)
         if on_batch is not None:
             on_batch(entry)
+    return idle
 
 
 def _rows_in(progress: Any, data: dict[str, Any]) -> int:

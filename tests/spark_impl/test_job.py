@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 
 from windtunnel.oracle.engine import run
 from windtunnel.oracle.errors import EngineUnavailable, InvalidInput, InvalidSpec
-from windtunnel.oracle.results import Output
+from windtunnel.oracle.results import Output, to_jsonl_line
 from windtunnel.oracle.stream import Event
 from windtunnel.simulator.outputs import write_jsonl, write_parquet, write_scenario, write_spark_dir
 from windtunnel.simulator.workloads import simulate
@@ -273,3 +274,36 @@ def test_kafka_package_matches_the_installed_spark(spark: Any) -> None:
     assert (
         f"org.apache.spark:spark-sql-kafka-0-10_{'.'.join(scala.split('.')[:2])}:{spark.version}"
     ) == KAFKA_PACKAGE
+
+
+@pytest.mark.spark
+def test_system_clock_closes_event_time_windows_like_the_oracle(
+    spark: Any, generated: Path, tmp_path: Path
+) -> None:
+    """System clock (processing-time timers): windows closed by event time, late drops and
+    the end-of-input flush are the oracle's; only the wall clock fields differ."""
+    from windtunnel.spark_impl.job import records_source, run_job
+
+    spec = load_spec(generated / "scenario.yaml")  # no idle timeout: event time decides
+    table = "windtunnel_test_job_system"
+    started_ms = int(time.time() * 1000)
+    report = run_job(
+        spec,
+        records_source(spark, generated / "spark-dir"),
+        Sink("memory", name=table),
+        clock="system",
+        tick_ms=200,
+        timeout_s=600,
+    )
+    assert not report.timed_out  # the job stopped by itself once its input was consumed
+    got = _rows_as_outputs(spark.table(table).collect())
+
+    def key(o: Output) -> str:
+        data = json.loads(to_jsonl_line(o))
+        data.pop("wall_ms", None)
+        data.pop("after_seq", None)
+        return json.dumps(data, sort_keys=True)
+
+    assert sorted(map(key, got)) == sorted(map(key, oracle_outputs(spec, generated)))
+    walls = [o.wall_ms for o in got if o.type == "emit"]
+    assert walls and min(walls) >= started_ms  # the wall clock was the system clock
