@@ -14,9 +14,12 @@ session; each is timed from query start to termination and the best of ``--repea
 kept. The stock query runs with the RocksDB state store (which the exact operator needs) and,
 with ``--stock-store both`` (default), also with the default HDFS-backed store. Prints
 events/s of each side and the ratio exact/stock. ``--check`` (small sizes) also collects the
-exact operator's output and compares it with the oracle's.
+exact operator's output and compares it with the oracle's. ``--reference`` also times the
+operator with its reference step (``apply_window(..., fast=False)``: one oracle driver per
+bucket, fed event by event) for the before/after comparison.
 
 Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|rocksdb|hdfs]
+     [--check] [--reference]
 """
 
 from __future__ import annotations
@@ -82,12 +85,12 @@ def stock_query(spark: Any, directory: Path) -> Any:
     )
 
 
-def exact_query(spark: Any, directory: Path) -> Any:
+def exact_query(spark: Any, directory: Path, fast: bool = True) -> Any:
     from windtunnel.oracle import Aggregation, FixedWindows, Query
     from windtunnel.spark_impl.operator import apply_window
 
     query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    return apply_window(source(spark, directory), query, seq="seq", arrival_ms="arrival_ms")
+    return apply_window(source(spark, directory), query, seq="seq", arrival_ms="arrival_ms", fast=fast)
 
 
 def run(frame: Any, sink: str = "noop", name: str | None = None) -> tuple[float, int]:
@@ -144,6 +147,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--stock-store", choices=("both", "rocksdb", "hdfs"), default="both")
     parser.add_argument("--check", action="store_true", help="compare the exact output with the oracle")
+    parser.add_argument(
+        "--reference", action="store_true", help="also time the exact operator's reference step (fast=False)"
+    )
     args = parser.parse_args()
 
     from windtunnel.spark_impl.session import spark_session
@@ -178,6 +184,10 @@ def main() -> None:
         seconds, count = run(exact_query(spark, root / "data"))
         best["exact"] = min(best.get("exact", float("inf")), seconds)
         batches["exact"] = count
+        if args.reference:
+            seconds, count = run(exact_query(spark, root / "data", fast=False))
+            best["exact/reference"] = min(best.get("exact/reference", float("inf")), seconds)
+            batches["exact/reference"] = count
     print(
         f"{args.events:,} events, {args.keys} keys, {args.batches} files (maxFilesPerTrigger=1), "
         f"1-minute tumbling count, best of {args.repeat}"
@@ -187,8 +197,9 @@ def main() -> None:
             f"{label:14s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
             f"{batches[label]} micro-batches)"
         )
-    for store in stores:
-        print(f"ratio exact/stock({store}): {best[f'stock/{store}'] / best['exact']:.2f}x")
+    for side in ("exact", "exact/reference") if args.reference else ("exact",):
+        for store in stores:
+            print(f"ratio {side}/stock({store}): {best[f'stock/{store}'] / best[side]:.2f}x")
     if args.check:
         check(spark, table, root / "data")
     spark.stop()
