@@ -182,7 +182,7 @@ def run_both(query: Query, rules: Rules, items: Any, buckets: int, micro_batch: 
     return want, got
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     spec=fast_queries(),
     items=mixed_streams(odd=False),
@@ -197,7 +197,7 @@ def test_fast_step_equals_the_reference_step(spec, items, buckets, micro_batch, 
     assert got == want
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     spec=fast_queries(),
     items=mixed_streams(odd=True),
@@ -211,7 +211,7 @@ def test_fast_step_equals_the_reference_on_odd_values_and_times(spec, items, buc
     assert got == want
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     spec=fast_queries().filter(lambda s: s[0].aggregate == AGGREGATES["count"]),
     items=mixed_streams(odd=False),
