@@ -17,48 +17,41 @@ State between micro-batches is compact arrays (:class:`FastState`): per key its 
 value, group JSON text, first seq and clock; per open window its key, start and count (or
 aggregator state). tests/spark_impl/test_fast_bucket.py checks that the output rows equal
 the reference step's on random streams cut into random micro-batches.
+
+Reading a micro-batch's rows into arrays and building the output rows live in
+:mod:`windtunnel.spark_impl.fast_frames`.
 """
 
 from __future__ import annotations
 
-import json
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from windtunnel.oracle.aggregates import Aggregator
-from windtunnel.oracle.driver import group_value, unusable_time_drop
-from windtunnel.oracle.errors import InvalidStream
-from windtunnel.oracle.fields import getter, hashable
+from windtunnel.oracle.fields import getter
 from windtunnel.oracle.fixed import close_offset_ms
 from windtunnel.oracle.fixed_fast import _FIXED_RULES
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import NOW, FixedWindows, Query
-from windtunnel.oracle.timeparse import NotATime, timestamp_ms
-from windtunnel.spark_impl.schema import END, EVENT, OUTPUT_COLUMNS, control_step, to_json_text
+from windtunnel.spark_impl.fast_frames import (
+    NONE,
+    TIME_LIMIT_MS,
+    Events,
+    drop_frame,
+    emission_frame,
+    empty_frame,
+    late_frame,
+    nullable_ints,
+    read_events,
+)
+from windtunnel.spark_impl.schema import END, EVENT, control_step
 
-NONE = np.iinfo(np.int64).min
-"""Clock value of a key without a usable event yet."""
-TIME_LIMIT_MS = 2**61
-"""Event times (after ``time_unit``) must lie in ``(-TIME_LIMIT_MS, TIME_LIMIT_MS)``."""
 MAX_WINDOWS_PER_EVENT = 64
 """Hopping windows with more target windows per event than this use the reference step."""
-
-TYPED_TIME = "fast_time"
-TYPED_TIME_NULL = "fast_time_null"
-"""Typed input columns (see :func:`typed_columns`): the ``on`` field as a long, and its nullness."""
-
-
-def typed_key(index: int) -> str:
-    """Name of the typed input column of the ``index``-th group_by field."""
-    return f"fast_key{index}"
-
-
-def typed_key_null(index: int) -> str:
-    return f"fast_key{index}_null"
 
 
 def eligible(query: Query, rules: Rules, profile: str = "tenzir") -> bool:
@@ -142,24 +135,6 @@ def load_state(data: bytes) -> FastState:
     return state
 
 
-def _ints(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A nullable integer column as (int64 values with 0 for null, null mask)."""
-    missing = column.isna().to_numpy()
-    values = column.fillna(0).to_numpy().astype(np.int64) if len(column) else np.zeros(0, np.int64)
-    return values, missing
-
-
-class _Events:
-    """The usable and unusable events of one micro-batch, in seq order."""
-
-    def __init__(self, n: int) -> None:
-        self.code = np.zeros(n, np.int64)
-        self.t = np.zeros(n, np.int64)
-        self.usable = np.ones(n, bool)
-        self.drops: dict[int, Any] = {}
-        self.payloads: list[Any] | None = None
-
-
 class FastStep:
     """The vectorised step for one bucket: same interface as the reference ``BucketStep``."""
 
@@ -179,6 +154,7 @@ class FastStep:
         self.query = query
         self.rules = rules
         self.time_unit_ms = time_unit_ms
+        self.aggregations = query.aggregate
         self.start_wall_ms = start_wall_ms
         self.size_ms = window.size_ms
         self.hop_ms = window.hop_ms
@@ -192,130 +168,6 @@ class FastStep:
 
     def new_state(self) -> FastState:
         return FastState(self.start_wall_ms)
-
-    # --- reading rows
-    def _events(self, state: FastState, frame: pd.DataFrame, seqs: np.ndarray) -> _Events:
-        """Key codes (new keys added to ``state``), times and unusable-time drops."""
-        n = len(frame)
-        events = _Events(n)
-        typed = TYPED_TIME in frame.columns and self.count_only
-        lookup = {key: code for code, key in enumerate(state.keys)}
-        new_first: list[int] = []
-        if typed:
-            key_values = self._typed_keys(frame)
-            raw_t, null_t = _ints(frame[TYPED_TIME])
-            if TYPED_TIME_NULL in frame.columns:
-                null_t = null_t | frame[TYPED_TIME_NULL].to_numpy(dtype=bool)
-            unit = self.time_unit_ms
-            if np.any(np.abs(raw_t[~null_t]) >= TIME_LIMIT_MS // unit):
-                self._out_of_range(raw_t[~null_t])
-            events.t = raw_t * unit
-            events.usable = ~null_t
-            on = self.query.window.on
-            for row in np.flatnonzero(null_t).tolist():
-                events.drops[row] = unusable_time_drop(int(seqs[row]), on, None, None)
-            codes, uniques = key_values
-            local = np.empty(len(uniques), np.int64)
-            first_index = np.full(len(uniques), n, np.int64)
-            np.minimum.at(first_index, codes, np.arange(n))
-            for u, values in enumerate(uniques):
-                local[u] = self._code(state, lookup, values, int(seqs[first_index[u]]), new_first)
-            events.code = local[codes] if n else events.code
-        else:
-            payloads = [
-                json.loads(p) if isinstance(p, str) else {} for p in frame["payload"].tolist()
-            ]
-            events.payloads = payloads
-            times = np.zeros(n, np.int64)
-            on = self.query.window.on
-            unit = self.time_unit_ms
-            for index, payload in enumerate(payloads):
-                values = tuple(g(payload) for g in self._key_getters)
-                events.code[index] = self._code(state, lookup, values, int(seqs[index]), new_first)
-                raw = self._time_of(payload)
-                seq = int(seqs[index])
-                if type(raw) is int:
-                    t: int | None = raw * unit
-                else:
-                    try:
-                        t = timestamp_ms(raw, unit)
-                    except NotATime as exc:
-                        events.drops[index] = unusable_time_drop(seq, on, raw, exc)
-                        events.usable[index] = False
-                        continue
-                if t is None:
-                    events.drops[index] = unusable_time_drop(seq, on, None, None)
-                    events.usable[index] = False
-                    continue
-                if not -TIME_LIMIT_MS < t < TIME_LIMIT_MS:
-                    self._out_of_range(np.array([0]), raw)
-                times[index] = t
-            events.t = times
-        if new_first:
-            state.first_seq = np.concatenate([state.first_seq, np.array(new_first, np.int64)])
-            state.clock = np.concatenate(
-                [state.clock, np.full(len(new_first), NONE, np.int64)]
-            )
-        return events
-
-    def _out_of_range(self, raw: np.ndarray, value: Any = None) -> None:
-        shown = value if value is not None else int(raw[np.argmax(np.abs(raw))])
-        raise InvalidStream(
-            self.query.window.on,
-            shown,
-            f"event times must lie within +-2^61 ms for the vectorised Spark step "
-            f"(time_unit {self.time_unit_ms} ms)",
-            "fix the event time or use --engine oracle",
-        )
-
-    def _typed_keys(self, frame: pd.DataFrame) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
-        """Per row a code into the unique group_by value tuples (first-appearance order)."""
-        n = len(frame)
-        if not self._key_getters:
-            return np.zeros(n, np.int64), [()]
-        columns = []
-        for index in range(len(self._key_getters)):
-            column = frame[typed_key(index)]
-            null_name = typed_key_null(index)
-            if null_name in frame.columns:
-                values, missing = _ints(column)
-                missing |= frame[null_name].to_numpy(dtype=bool)
-                if not missing.any() and len(self._key_getters) == 1:
-                    codes, uniques = pd.factorize(values)
-                    return codes.astype(np.int64), [(v,) for v in uniques.tolist()]
-                objects = np.array([*values.tolist(), None], dtype=object)[:-1]
-                objects[missing] = None
-                columns.append(objects)
-            else:
-                columns.append(column.to_numpy(dtype=object))
-        if len(columns) == 1:
-            codes, uniques = pd.factorize(columns[0], use_na_sentinel=False)
-            return codes.astype(np.int64), [(v,) for v in uniques]
-        combined = pd.MultiIndex.from_arrays(columns)
-        codes, uniques = pd.factorize(combined)
-        return codes.astype(np.int64), [tuple(u) for u in uniques]
-
-    @staticmethod
-    def _code(
-        state: FastState,
-        lookup: dict[Any, int],
-        values: tuple[Any, ...],
-        seq: int,
-        new_first: list[int],
-    ) -> int:
-        """The key code of ``values`` (as the oracle's driver looks up groups), made if new."""
-        try:
-            code = lookup.get(values)
-            key: tuple[Any, ...] = values
-        except TypeError:
-            key = tuple(hashable(v) for v in values)
-            code = lookup.get(key)
-        if code is None:
-            code = lookup[key] = len(state.keys)
-            state.keys.append(key)
-            state.groups.append(to_json_text(group_value(values)))
-            new_first.append(seq)
-        return code
 
     # --- one micro-batch
     def run(self, state: FastState, frames: Iterable[pd.DataFrame]) -> pd.DataFrame | None:
@@ -337,9 +189,9 @@ class FastStep:
         kinds = frame["kind"].to_numpy(dtype=object)
         is_event = kinds == EVENT
         is_end = kinds == END
-        seq, _ = _ints(frame["seq"])
-        after, no_after = _ints(frame["after_seq"])
-        arrival, no_arrival = _ints(frame["arrival_ms"])
+        seq, _ = nullable_ints(frame["seq"])
+        after, no_after = nullable_ints(frame["after_seq"])
+        arrival, no_arrival = nullable_ints(frame["arrival_ms"])
         steps = np.where(is_event, 2 * seq + 1, np.where(no_after, 0, 2 * (after + 1)))
         keep = np.ones(len(frame), bool)
         end_row: int | None = None
@@ -370,7 +222,16 @@ class FastStep:
         ev_wall = wall_at[picked]
         outputs: list[pd.DataFrame] = []
         if len(picked):
-            events = self._events(state, events_frame.reset_index(drop=True), ev_seq)
+            events = read_events(
+                state,
+                events_frame.reset_index(drop=True),
+                ev_seq,
+                on=self.query.window.on,
+                time_of=self._time_of,
+                key_getters=self._key_getters,
+                time_unit_ms=self.time_unit_ms,
+                count_only=self.count_only,
+            )
             outputs += self._process(state, events, ev_seq, ev_wall)
         if end_row is not None:
             end_after = None if no_after[end_row] else int(after[end_row])
@@ -401,11 +262,11 @@ class FastStep:
     load = staticmethod(load_state)
 
     def _process(
-        self, state: FastState, events: _Events, seqs: np.ndarray, walls: np.ndarray
+        self, state: FastState, events: Events, seqs: np.ndarray, walls: np.ndarray
     ) -> list[pd.DataFrame]:
         out: list[pd.DataFrame] = []
         if events.drops:
-            out.append(_drop_frame(sorted(events.drops.values(), key=lambda d: d.seq)))
+            out.append(drop_frame(sorted(events.drops.values(), key=lambda d: d.seq)))
         usable = np.flatnonzero(events.usable)
         if not len(usable):
             return out
@@ -437,7 +298,12 @@ class FastStep:
         delivered = open_.any(axis=1)
         late = np.flatnonzero(~delivered)
         if len(late):
-            out.append(self._late_frame(seqs[usable[late]], t[late], starts[late], valid[late], prev[late]))
+            out.append(
+                late_frame(
+                    seqs[usable[late]], t[late], starts[late], valid[late], prev[late],
+                    size_ms=size, offset_ms=self.offset_ms,
+                )
+            )
         cell_event, cell_col = np.nonzero(open_)
         cell_start = starts[cell_event, cell_col]
         cell_key = code[cell_event]
@@ -492,10 +358,11 @@ class FastStep:
             positions = np.arange(len(closing))
             emit_index = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
             out.append(
-                self._emissions(
+                emission_frame(
                     state, win_key[closing], win_start[closing],
                     win_count[closing], None if win_states is None else [win_states[i] for i in closing],
                     "close", close_seq, close_wall, 2 * close_seq + 1, emit_index, partial=False,
+                    size_ms=size, aggregator=self.aggregator, aggregations=self.aggregations,
                 )
             )
         # carry: the keys' clocks, the windows left open
@@ -518,9 +385,9 @@ class FastStep:
         if not self.flush or n == 0:
             state.win_key = state.win_start = state.win_count = np.zeros(0, np.int64)
             state.win_states = None if state.win_states is None else []
-            return _empty()
+            return empty_frame()
         order = np.lexsort((state.first_seq[state.win_key], state.win_start))
-        frame = self._emissions(
+        frame = emission_frame(
             state,
             state.win_key[order],
             state.win_start[order],
@@ -532,122 +399,13 @@ class FastStep:
             np.full(n, control_step(after_seq), np.int64),
             np.arange(n, dtype=np.int64),
             partial=True,
+            size_ms=self.size_ms,
+            aggregator=self.aggregator,
+            aggregations=self.aggregations,
         )
         state.win_key = state.win_start = state.win_count = np.zeros(0, np.int64)
         state.win_states = None if state.win_states is None else []
         return frame
-
-    def _emissions(
-        self,
-        state: FastState,
-        keys: np.ndarray,
-        starts: np.ndarray,
-        counts: np.ndarray,
-        agg_states: Sequence[Any] | None,
-        reason: str,
-        after_seq: np.ndarray,
-        wall_ms: np.ndarray,
-        steps: np.ndarray,
-        emit_index: np.ndarray,
-        *,
-        partial: bool,
-    ) -> pd.DataFrame:
-        size = self.size_ms
-        rows = self.aggregator.rows
-        if agg_states is None:
-            texts = self._count_texts(counts, starts)
-        else:
-            texts = [
-                to_json_text(rows(a, s, s + size)[0])
-                for a, s in zip(agg_states, starts.tolist(), strict=True)
-            ]
-        n = len(keys)
-        groups = np.array(state.groups, dtype=object)
-        frame = _empty_columns(n)
-        frame["type"] = np.full(n, "emit", dtype=object)
-        frame["start_ms"] = pd.array(starts, dtype="Int64")
-        frame["end_ms"] = pd.array(starts + size, dtype="Int64")
-        frame["group"] = groups[keys] if n else np.zeros(0, object)
-        frame["row"] = np.array(texts, dtype=object)
-        frame["reason"] = np.full(n, reason, dtype=object)
-        no_after = after_seq == NONE
-        frame["after_seq"] = pd.arrays.IntegerArray(np.where(no_after, 0, after_seq), no_after)
-        frame["wall_ms"] = pd.array(wall_ms, dtype="Int64")
-        frame["partial"] = pd.array(np.full(n, partial), dtype="boolean")
-        frame["step"] = pd.array(steps, dtype="Int64")
-        frame["group_first_seq"] = pd.array(state.first_seq[keys], dtype="Int64")
-        frame["emit_index"] = pd.array(emit_index, dtype="Int64")
-        return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))
-
-    def _count_texts(self, counts: np.ndarray, starts: np.ndarray) -> list[str]:
-        """Count-only rows as JSON text (what ``to_json_text(aggregator.rows(...)[0])`` gives:
-        integer values, names JSON-quoted)."""
-        assert self.query.aggregate is not None
-        template = "{{" + ", ".join(
-            json.dumps(a.name).replace("{", "{{").replace("}", "}}") + ": {" + str(i) + "}"
-            for i, a in enumerate(self.query.aggregate)
-        ) + "}}"
-        functions = [a.function for a in self.query.aggregate]
-        size = self.size_ms
-        if functions == ["count"]:
-            return [template.format(n) for n in counts.tolist()]
-        return [
-            template.format(
-                *(n if f == "count" else (s if f == "window_start" else s + size) for f in functions)
-            )
-            for n, s in zip(counts.tolist(), starts.tolist(), strict=True)
-        ]
-
-    def _late_frame(
-        self,
-        seqs: np.ndarray,
-        times: np.ndarray,
-        starts: np.ndarray,
-        valid: np.ndarray,
-        clocks: np.ndarray,
-    ) -> pd.DataFrame:
-        """Late drops: the texts of oracle.fixed.late_drop, built column-wise."""
-        size, offset = self.size_ms, self.offset_ms
-        single = valid.sum(axis=1) == 1
-        first = np.where(valid, starts, np.iinfo(np.int64).max).min(axis=1)
-        windows: list[str] = []
-        messages: list[str] = []
-        for seq_t_first_clock, one, row, ok in zip(
-            zip(times.tolist(), first.tolist(), clocks.tolist(), strict=True),
-            single.tolist(),
-            starts,
-            valid,
-            strict=True,
-        ):
-            t, s, clock = seq_t_first_clock
-            if one:
-                windows.append(f'[{{"start_ms": {s}, "end_ms": {s + size}}}]')
-                span = "window"
-            else:
-                missed = row[ok].tolist()
-                windows.append(
-                    "["
-                    + ", ".join(f'{{"start_ms": {m}, "end_ms": {m + size}}}' for m in missed)
-                    + "]"
-                )
-                span = f"all {len(missed)} target windows"
-            messages.append(
-                f"event time {t} is late for {span} (first [{s}, {s + size})): "
-                f"it closed when the clock reached {s + size + offset}; the clock is at {clock}"
-            )
-        n = len(seqs)
-        frame = _empty_columns(n)
-        frame["type"] = np.full(n, "drop", dtype=object)
-        frame["start_ms"] = pd.array(first, dtype="Int64")
-        frame["end_ms"] = pd.array(first + size, dtype="Int64")
-        frame["reason"] = np.full(n, "late", dtype=object)
-        frame["seq"] = pd.array(seqs, dtype="Int64")
-        frame["windows"] = np.array(windows, dtype=object)
-        frame["message"] = np.array(messages, dtype=object)
-        frame["step"] = pd.array(2 * seqs + 1, dtype="Int64")
-        frame["emit_index"] = pd.array(np.zeros(n, np.int64), dtype="Int64")
-        return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))
-
 
 def _order_by(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     """Indices sorting by (major, minor), both non-negative... or any ints; (major, minor)
@@ -678,54 +436,3 @@ def _ranks(values: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
         return distinct, rank_of[offsets].astype(np.int64)
     distinct, inverse = np.unique(values, return_inverse=True)
     return distinct, inverse.astype(np.int64)
-
-
-def _empty_columns(n: int) -> dict[str, Any]:
-    """Every output column, all null, for ``n`` rows."""
-    none = np.full(n, None, dtype=object)
-    ints = pd.array([None] * n, dtype="Int64")
-    frame: dict[str, Any] = {}
-    for name in OUTPUT_COLUMNS:
-        frame[name] = ints if name in _INT_COLUMNS else none
-    frame["partial"] = pd.array([None] * n, dtype="boolean")
-    return frame
-
-
-_INT_COLUMNS = frozenset(
-    (
-        "start_ms",
-        "end_ms",
-        "start_offset",
-        "end_offset",
-        "after_seq",
-        "wall_ms",
-        "seq",
-        "step",
-        "group_first_seq",
-        "emit_index",
-    )
-)
-
-
-def _empty() -> pd.DataFrame:
-    return pd.DataFrame(_empty_columns(0), columns=list(OUTPUT_COLUMNS))
-
-
-def _drop_frame(drops: Sequence[Any]) -> pd.DataFrame:
-    """Drops as output rows: step of their event, emit index 0 (an event's only output)."""
-    n = len(drops)
-    frame = _empty_columns(n)
-    seqs = np.array([d.seq for d in drops], dtype=np.int64)
-    firsts = [d.windows[0] if d.windows else None for d in drops]
-    frame["type"] = np.full(n, "drop", dtype=object)
-    frame["start_ms"] = pd.array([w.start_ms if w else None for w in firsts], dtype="Int64")
-    frame["end_ms"] = pd.array([w.end_ms if w else None for w in firsts], dtype="Int64")
-    frame["reason"] = np.array([d.reason for d in drops], dtype=object)
-    frame["seq"] = pd.array(seqs, dtype="Int64")
-    frame["windows"] = np.array(
-        [to_json_text([w.to_json() for w in d.windows]) for d in drops], dtype=object
-    )
-    frame["message"] = np.array([d.message for d in drops], dtype=object)
-    frame["step"] = pd.array(2 * seqs + 1, dtype="Int64")
-    frame["emit_index"] = pd.array(np.zeros(n, np.int64), dtype="Int64")
-    return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))

@@ -17,10 +17,10 @@ from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.spec import Query
-from windtunnel.spark_impl.fast import (
+from windtunnel.spark_impl.fast import FastStep
+from windtunnel.spark_impl.fast_frames import (
     TYPED_TIME,
     TYPED_TIME_NULL,
-    FastStep,
     typed_key,
     typed_key_null,
 )

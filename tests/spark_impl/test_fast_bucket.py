@@ -24,14 +24,12 @@ from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
 from windtunnel.oracle.stream import Batch, Event, Item
 from windtunnel.simulator.strategies import streams
 from windtunnel.spark_impl.fast import (
-    TYPED_TIME,
-    TYPED_TIME_NULL,
     FastStep,
     dump_state,
     eligible,
     load_state,
-    typed_key,
 )
+from windtunnel.spark_impl.fast_frames import TYPED_TIME, TYPED_TIME_NULL, typed_key
 from windtunnel.spark_impl.feed import feed
 from windtunnel.spark_impl.processor import BucketStep, dump_driver, end_records, load_driver
 from windtunnel.spark_impl.schema import END, INPUT_COLUMNS, OUTPUT_COLUMNS
