@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from windtunnel.cli.compare import compare_command
@@ -10,13 +12,20 @@ from windtunnel.cli.generate import generate_command
 from windtunnel.cli.profiles import profiles_command
 from windtunnel.cli.replay import replay_command
 from windtunnel.cli.run import run_command
+from windtunnel.spark_impl.session import LOG_ENV
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@click.option(
+    "--debug",
+    is_flag=True,
+    help=f"Show Python tracebacks for errors, and Spark's log on stderr (else {LOG_ENV} or a temp file).",
+)
 @click.version_option(package_name="windtunnel")
 def cli(debug: bool) -> None:
     """Pin down exactly what stream windows do with out-of-order, late and idle data."""
+    if debug:
+        os.environ[LOG_ENV] = "-"
 
 
 cli.add_command(replay_command)

@@ -1,1 +1,43 @@
-"""windtunnel.spark_impl."""
+"""windtunnel on Spark Structured Streaming.
+
+The public API, imported lazily so that ``import windtunnel.spark_impl.session`` stays
+light (PySpark loads only when one of these names is used):
+
+- :func:`apply_window`: the default profile's windows on any streaming or batch DataFrame,
+  exact per event (``windtunnel.spark_impl.operator``);
+- :func:`stock_window`: the same spec compiled to stock ``window()``/``session_window()``
+  with ``withWatermark`` (``windtunnel.spark_impl.stock``);
+- :func:`run_job`, :class:`Sink`, :func:`load_spec`, :func:`records_source`,
+  :func:`kafka_source`, :func:`dataframe_source`: windowed jobs (``windtunnel.spark_impl.job``);
+- :func:`replay_scenario`, :func:`compare_with_oracle`: scenarios on Spark
+  (``windtunnel.spark_impl.replay``);
+- :func:`spark_session`: local, ``spark://`` or ``sc://`` sessions (``windtunnel.spark_impl.session``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "apply_window": "operator",
+    "stock_window": "stock",
+    "run_job": "job",
+    "Sink": "job",
+    "load_spec": "job",
+    "records_source": "job",
+    "kafka_source": "job",
+    "dataframe_source": "job",
+    "replay_scenario": "replay",
+    "compare_with_oracle": "replay",
+    "spark_session": "session",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'windtunnel.spark_impl' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"windtunnel.spark_impl.{home}"), name)

@@ -8,10 +8,12 @@ executors (``addPyFile``) or to a Connect server (``addArtifacts``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,38 @@ BASE_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
 """Settings for a local or cluster session (Connect sessions take the server's)."""
+
+
+LOG_ENV = "WINDTUNNEL_SPARK_LOG"
+"""Where the JVM's stderr (Spark's log and its Python workers' chatter) goes: a file path,
+or ``-`` to keep it on the terminal. Default: ``windtunnel-spark.log`` in the temp dir."""
+
+
+def spark_log_path() -> str | None:
+    """The file the JVM's stderr goes to, or None when it stays on the terminal."""
+    chosen = os.environ.get(LOG_ENV, "")
+    if chosen == "-":
+        return None
+    return chosen or str(Path(tempfile.gettempdir()) / "windtunnel-spark.log")
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to_log() -> Iterator[None]:
+    """While the JVM is launched (it inherits fd 2), point fd 2 at the Spark log."""
+    path = spark_log_path()
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _python_env() -> None:
@@ -62,10 +96,15 @@ def spark_session(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        with _jvm_stderr_to_log():
+            spark = builder.getOrCreate()
     except Exception as exc:  # Java or network failures arrive as many exception types
         where = remote or master or "local[2]"
-        raise EngineUnavailable(f"spark session at {where} could not start: {exc}") from exc
+        log = spark_log_path()
+        where_log = f" (Spark's log: {log})" if log and not remote else ""
+        raise EngineUnavailable(
+            f"spark session at {where} could not start: {exc}{where_log}"
+        ) from exc
     if master and not master.startswith("local"):
         ship_package(spark)
     return spark
