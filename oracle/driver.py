@@ -90,7 +90,10 @@ class Driver:
         self.operator = make_operator(query, self.ctx)
         on = query.window.on
         self._by_wall = on == NOW
-        self._time_of = getter(on)
+        # a window spec may assign times itself (kdb's ``timeAssigner``): payload -> timestamp
+        assigner = getattr(query.window, "time_assigner", None)
+        self._time_of = getter(on) if assigner is None else assigner
+        self._time_label = on if assigner is None else "time_assigner"
         self._key_getters = [getter(p) for p in query.group_by]
 
     def run(self, items: Iterable[Item]) -> Iterator[Output]:
@@ -142,11 +145,11 @@ class Driver:
                 try:
                     t_ms = timestamp_ms(raw, ctx.time_unit_ms)
                 except NotATime as exc:
-                    out.append(unusable_time_drop(event.seq, self.query.window.on, raw, exc))
+                    out.append(unusable_time_drop(event.seq, self._time_label, raw, exc))
                     self.operator.on_unusable(group, event, ctx, out)
                     return
         if t_ms is None:
-            out.append(unusable_time_drop(event.seq, self.query.window.on, None, None))
+            out.append(unusable_time_drop(event.seq, self._time_label, None, None))
             self.operator.on_unusable(group, event, ctx, out)
             return
         self.operator.on_event(group, event, t_ms, ctx, out)

@@ -9,14 +9,14 @@ rule ``clock_moves: batch_inclusive``; ``event`` evaluates after every record).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from windtunnel.oracle.driver import Context, Group, Operator
 from windtunnel.oracle.errors import InvalidSpec
 from windtunnel.oracle.results import Drop, Output, WindowRef
-from windtunnel.oracle.spec import FixedWindows, Query, WindowSpec, _check_on, _positive
+from windtunnel.oracle.spec import NOW, FixedWindows, Query, WindowSpec, _check_on, _positive
 from windtunnel.oracle.stream import Event
 from windtunnel.oracle.timeparse import format_duration
 from windtunnel.oracle.window_rows import Rows, require_rules
@@ -30,9 +30,11 @@ class KdbTimeWindows(WindowSpec):
     """``.qsp.window.sliding[period; duration; timeColumn]`` (tumbling: ``duration_ms`` None).
 
     Options as on the page: ``lateness_ms``, ``passthrough``, ``sort``, ``count_trigger``
-    (records per key), ``skip_empty_windows``. Raises InvalidSpec for a period longer than the
-    duration ("Hopping windows are currently not supported"), non-positive sizes, a negative
-    lateness or a count trigger below 1.
+    (records per key), ``skip_empty_windows``, ``time_assigner`` (``payload -> timestamp``; when
+    given, ``on`` is not read) and ``accept_dictionaries`` (representation only: no effect).
+    Raises InvalidSpec for a period longer than the duration ("Hopping windows are currently not
+    supported"), non-positive sizes, a negative lateness, a count trigger below 1, or a
+    ``time_assigner`` that is not callable or comes with ``on: now()``.
     """
 
     period_ms: int
@@ -43,6 +45,8 @@ class KdbTimeWindows(WindowSpec):
     sort: bool = False
     count_trigger: int | None = None
     skip_empty_windows: bool = False
+    time_assigner: Callable[[Mapping[str, Any]], Any] | None = None
+    accept_dictionaries: bool = True
 
     kind: ClassVar[str] = "kdb_sliding"
 
@@ -71,6 +75,16 @@ class KdbTimeWindows(WindowSpec):
                 "window.count_trigger", self.count_trigger, "must be an integer >= 1", "give 10000"
             )
         _check_on(self.on)
+        if self.time_assigner is not None:
+            if not callable(self.time_assigner):
+                raise InvalidSpec("window.time_assigner", self.time_assigner, "must be callable",
+                                  "pass a function of the record returning its timestamp")
+            if self.on == NOW:
+                raise InvalidSpec("window.on", self.on, "conflicts with window.time_assigner "
+                                  "(event time from the assigner)", "remove one of them")
+        if not isinstance(self.accept_dictionaries, bool):
+            raise InvalidSpec("window.accept_dictionaries", self.accept_dictionaries,
+                              "must be a boolean", "give True or False")
 
     @property
     def size_ms(self) -> int:

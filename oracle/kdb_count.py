@@ -22,10 +22,17 @@ from windtunnel.oracle.stream import Event
 from windtunnel.oracle.window_rows import EMPTY_ROW_FLAG, Rows
 
 Payload = Mapping[str, Any]
-Trigger = Callable[[Sequence[Payload], int, Sequence[Payload], Any], tuple[Sequence[int] | None, Any]]
+Trigger = Callable[[Sequence[Any], int, Sequence[Payload], Any], tuple[Sequence[int] | None, Any]]
 """``trigger(buffer, offset, data, state) -> (indices or None, new state)``: the page's
 ``{[id; buffer; offset; md; data]}`` with ``.qsp.get``/``.qsp.set`` as the state argument and
-result. ``buffer`` already ends with ``data``; ``offset`` is where ``data`` starts in it."""
+result. ``buffer`` already ends with ``data``; ``offset`` is where ``data`` starts in it (in
+records). With ``mixed_schemas`` ``buffer`` is a tuple of batches (tuples of records); ``offset``
+and the returned indices still count records of the flattened buffer."""
+
+
+def _flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise InvalidSpec(name, value, "must be a boolean", "give True or False")
 
 
 def _count(name: str, value: Any, fix: str) -> None:
@@ -41,6 +48,7 @@ class KdbCountWindows(WindowSpec):
     size: int
     frequency: int | None = None
     on: str = NOW
+    accept_dictionaries: bool = True
 
     kind: ClassVar[str] = "kdb_count"
 
@@ -48,6 +56,7 @@ class KdbCountWindows(WindowSpec):
         _count("window.size", self.size, "give 10")
         if self.frequency is not None:
             _count("window.frequency", self.frequency, "give 5, or omit it for size")
+        _flag("window.accept_dictionaries", self.accept_dictionaries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +64,16 @@ class KdbGlobalWindows(WindowSpec):
     """``.qsp.window.global[trigger]`` with ``state`` as the trigger's initial state.
 
     ``name`` describes the trigger in messages (built-in triggers: :func:`split_on_value`,
-    :func:`high_water_mark`).
+    :func:`high_water_mark`). ``mixed_schemas``: the trigger gets the buffer as a tuple of the
+    buffered batches (see :data:`Trigger`). ``accept_dictionaries``: representation only, no effect.
     """
 
     trigger: Trigger = field(compare=False)
     state: Any = None
     name: str = "trigger"
     on: str = NOW
+    mixed_schemas: bool = False
+    accept_dictionaries: bool = True
 
     kind: ClassVar[str] = "kdb_global"
 
@@ -70,6 +82,8 @@ class KdbGlobalWindows(WindowSpec):
             raise InvalidSpec(
                 "window.trigger", self.trigger, "must be callable", "pass a function or built-in"
             )
+        _flag("window.mixed_schemas", self.mixed_schemas)
+        _flag("window.accept_dictionaries", self.accept_dictionaries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +94,7 @@ class KdbTimerWindows(WindowSpec):
     count_trigger: int | None = None
     skip_empty_windows: bool = False
     on: str = NOW
+    accept_dictionaries: bool = True
 
     kind: ClassVar[str] = "kdb_timer"
 
@@ -87,6 +102,7 @@ class KdbTimerWindows(WindowSpec):
         _positive("window.period", self.period_ms, "give a duration such as 5s")
         if self.count_trigger is not None:
             _count("window.count_trigger", self.count_trigger, "give 10000")
+        _flag("window.accept_dictionaries", self.accept_dictionaries)
 
 
 # --- built-in triggers for scenario files (the page's two examples) -------------------------
@@ -140,7 +156,7 @@ def high_water_mark(field_path: str, new_high: str = "ends") -> Trigger:
 
 
 class _Buffer:
-    __slots__ = ("emitted", "first_offset", "payloads", "received", "state")
+    __slots__ = ("batch_sizes", "emitted", "first_offset", "payloads", "received", "state")
 
     def __init__(self, state: Any = None) -> None:
         self.payloads: list[Payload] = []
@@ -148,6 +164,7 @@ class _Buffer:
         self.emitted = 0  # count windows: next window index
         self.received = 0  # records received (per key): the next record's offset
         self.state = state
+        self.batch_sizes: list[int] = []  # global windows: records of each buffered batch
 
 
 class _BatchedOperator(Operator):
@@ -246,6 +263,16 @@ TRIGGERED = "trigger"
 """Emission reason of a window split off by a ``.qsp.window.global`` trigger."""
 
 
+def _batches(buffer: _Buffer) -> tuple[tuple[Payload, ...], ...]:
+    """The buffer as the page's "list of batches" (``mixedSchemas``), oldest first."""
+    pieces: list[tuple[Payload, ...]] = []
+    start = 0
+    for size in buffer.batch_sizes:
+        pieces.append(tuple(buffer.payloads[start : start + size]))
+        start += size
+    return tuple(pieces)
+
+
 class KdbGlobalOperator(_BatchedOperator):
     """K12: buffer batches, split the buffer on the indices the trigger returns."""
 
@@ -264,9 +291,11 @@ class KdbGlobalOperator(_BatchedOperator):
     ) -> None:
         offset = len(buffer.payloads)
         buffer.payloads.extend(data)
-        indices, buffer.state = self.spec.trigger(
-            tuple(buffer.payloads), offset, tuple(data), buffer.state
+        buffer.batch_sizes.append(len(data))
+        view: tuple[Any, ...] = (
+            _batches(buffer) if self.spec.mixed_schemas else tuple(buffer.payloads)
         )
+        indices, buffer.state = self.spec.trigger(view, offset, tuple(data), buffer.state)
         if not indices:  # "an empty list or generic null": buffer, emit nothing
             return
         cuts = sorted(set(indices))
@@ -287,6 +316,12 @@ class KdbGlobalOperator(_BatchedOperator):
         # "The last list will remain in the buffer"
         del buffer.payloads[:previous]
         buffer.first_offset += previous
+        while previous and buffer.batch_sizes:  # a split batch keeps its remaining records
+            taken = min(previous, buffer.batch_sizes[0])
+            previous -= taken
+            buffer.batch_sizes[0] -= taken
+            if not buffer.batch_sizes[0]:
+                del buffer.batch_sizes[0]
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         if self.end_of_input == "discard":

@@ -91,8 +91,8 @@ register_operator(KdbGlobalWindows, profile="kdb")(KdbGlobalOperator)
 register_operator(KdbTimerWindows, profile="kdb")(KdbTimerOperator)
 
 
-def _flag(block: Mapping[str, Any], key: str) -> bool:
-    value = block.get(key, False)
+def _flag(block: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    value = block.get(key, default)
     if not isinstance(value, bool):
         raise InvalidScenario(f"window.{key}", value, "must be true or false", f"write {key}: true")
     return value
@@ -112,10 +112,14 @@ def _required(value: int | None, key: str, example: str) -> int:
 
 
 _TIME_OPTIONS = ("period", "on", "lateness", "passthrough", "sort", "count_trigger",
-                 "skip_empty_windows")
+                 "skip_empty_windows", "accept_dictionaries", "time_assigner")
 
 
 def _time_windows(block: Mapping[str, Any], time_unit: str, sliding: bool) -> KdbTimeWindows:
+    if "time_assigner" in block:  # a function: scenario files run no arbitrary code
+        raise InvalidScenario("window.time_assigner", block["time_assigner"],
+                              "is API-only (a function of the record)",
+                              "write on: <time field>, or pass KdbTimeWindows(time_assigner=...)")
     return KdbTimeWindows(
         period_ms=_required(duration(block, "period", time_unit), "period", "10s"),
         duration_ms=_required(duration(block, "duration", time_unit), "duration", "10s")
@@ -127,6 +131,7 @@ def _time_windows(block: Mapping[str, Any], time_unit: str, sliding: bool) -> Kd
         sort=_flag(block, "sort"),
         count_trigger=_integer(block, "count_trigger"),
         skip_empty_windows=_flag(block, "skip_empty_windows"),
+        accept_dictionaries=_flag(block, "accept_dictionaries", True),
     )
 
 
@@ -140,11 +145,12 @@ def _kdb_sliding(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbT
     return _time_windows(block, time_unit, sliding=True)
 
 
-@window_kind("kdb_count", ("size", "frequency"))
+@window_kind("kdb_count", ("size", "frequency", "accept_dictionaries"))
 def _kdb_count(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbCountWindows:
     return KdbCountWindows(
         size=_required(_integer(block, "size"), "size", "10"),
         frequency=_integer(block, "frequency"),
+        accept_dictionaries=_flag(block, "accept_dictionaries", True),
     )
 
 
@@ -193,10 +199,12 @@ def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGl
                           f"use one of {', '.join(TRIGGERS)}")
 
 
-@window_kind("kdb_timer", ("period", "count_trigger", "skip_empty_windows"))
+@window_kind("kdb_timer", ("period", "count_trigger", "skip_empty_windows",
+                          "accept_dictionaries"))
 def _kdb_timer(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbTimerWindows:
     return KdbTimerWindows(
         period_ms=_required(duration(block, "period", time_unit), "period", "5s"),
         count_trigger=_integer(block, "count_trigger"),
         skip_empty_windows=_flag(block, "skip_empty_windows"),
+        accept_dictionaries=_flag(block, "accept_dictionaries", True),
     )

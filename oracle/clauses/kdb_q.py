@@ -152,6 +152,11 @@ def parse_kdb_q(text: str, field: str = "query") -> WindowSpec:
                head)
     if operator not in _OPTIONS:
         q.fail("expected .qsp.window.tumbling, .sliding, .count or .timer", head)
+    assigner = text.find("`timeAssigner")
+    if assigner >= 0:  # a q function: scenario files run no arbitrary code
+        q.fail("timeAssigner takes a q function and is API-only: pass "
+               "KdbTimeWindows(time_assigner=...) from Python, or name a `timeColumn",
+               ("sym", "`timeAssigner", assigner))
     q.expect("[")
     args: list[Any] = []
     options: dict[str, Any] = {}
@@ -205,19 +210,24 @@ def _spec(q: _Q, operator: str, args: list[Any], options: dict[str, Any]) -> Win
         return bool(value)
 
     count_trigger = options.get("countTrigger")
+    accept_dictionaries = options.get("acceptDictionaries", True)
+    if not isinstance(accept_dictionaries, bool):
+        q.fail("`acceptDictionaries must be a boolean such as 0b")
     if operator == "count":
         if not 1 <= len(args) <= 2 or not all(isinstance(a, int) for a in args):
             q.fail(".qsp.window.count takes [size] or [size; frequency]")
-        return KdbCountWindows(args[0], args[1] if len(args) > 1 else None)
+        return KdbCountWindows(args[0], args[1] if len(args) > 1 else None,
+                               accept_dictionaries=accept_dictionaries)
     if operator == "timer":
         if len(args) != 1:
             q.fail(".qsp.window.timer takes [period]")
         return KdbTimerWindows(args[0], count_trigger=count_trigger,
-                               skip_empty_windows=flag("skipEmptyWindows"))
+                               skip_empty_windows=flag("skipEmptyWindows"),
+                               accept_dictionaries=accept_dictionaries)
     expected = 2 if operator == "tumbling" else 3
     if len(args) != expected or not isinstance(args[-1], str):
         q.fail(f".qsp.window.{operator} takes {expected - 1} time(s) and a `timeColumn "
-               "(timeAssigner is not supported)")
+               "(timeAssigner is API-only)")
     return KdbTimeWindows(
         period_ms=args[0],
         duration_ms=args[1] if operator == "sliding" else None,
@@ -227,4 +237,5 @@ def _spec(q: _Q, operator: str, args: list[Any], options: dict[str, Any]) -> Win
         sort=flag("sort"),
         count_trigger=count_trigger,
         skip_empty_windows=flag("skipEmptyWindows"),
+        accept_dictionaries=accept_dictionaries,
     )
