@@ -158,7 +158,7 @@ TRIGGERS = ("split_on", "high_water_mark")
 """Built-in triggers of ``kdb_global`` in scenario files (the page's two examples)."""
 
 
-@window_kind("kdb_global", ("trigger", "state"))
+@window_kind("kdb_global", ("trigger", "state", "accept_dictionaries"))
 def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGlobalWindows:
     trigger = block.get("trigger")
     fix = "write trigger: {split_on: {field: status, equals: new}} or {high_water_mark: val}"
@@ -174,6 +174,7 @@ def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGl
         return KdbGlobalWindows(
             split_on_value(argument["field"], argument["equals"]),
             state=block.get("state"),
+            accept_dictionaries=_flag(block, "accept_dictionaries", True),
             name=f"split_on {argument['field']} = {argument['equals']!r}",
         )
     if name == "high_water_mark":
@@ -193,6 +194,7 @@ def _kdb_global(block: Mapping[str, Any], time_unit: str, rules: Rules) -> KdbGl
                                   "write state: 15")
         return KdbGlobalWindows(
             high_water_mark(argument, new_high), state=state,
+            accept_dictionaries=_flag(block, "accept_dictionaries", True),
             name=f"high_water_mark {argument} (new high {new_high})",
         )
     raise InvalidScenario("window.trigger", name, "unknown built-in trigger",

@@ -224,6 +224,10 @@ def scenario(window: dict[str, Any], **extra: Any) -> dict[str, Any]:
         ({"kind": "kdb_count"}, "window.size"),
         ({"kind": "kdb_count", "size": 0}, "window.size"),
         ({"kind": "kdb_timer", "period": "5s", "count_trigger": 1.5}, "window.count_trigger"),
+        ({"kind": "kdb_global", "trigger": {"high_water_mark": "v"}, "accept_dictionaries": 0},
+         "window.accept_dictionaries"),
+        ({"kind": "kdb_count", "size": 2, "accept_dictionaries": "no"},
+         "window.accept_dictionaries"),
     ],
 )
 def test_bad_kdb_windows_name_the_field(window: dict[str, Any], field: str) -> None:
@@ -538,5 +542,8 @@ def test_accept_dictionaries_must_be_boolean_in_q_and_is_read() -> None:
 
     spec = parse_kdb_q(".qsp.window.count[10; .qsp.use ``acceptDictionaries!(::;0b)]")
     assert spec == KdbCountWindows(10, accept_dictionaries=False)
+    window = {"kind": "kdb_timer", "period": "5s", "accept_dictionaries": False}
+    assert parse_scenario(scenario(window)).query.window == KdbTimerWindows(
+        5_000, accept_dictionaries=False)
     with pytest.raises(InvalidSpec, match=r"window\.accept_dictionaries"):
         KdbTimeWindows(10, accept_dictionaries="no")  # type: ignore[arg-type]
