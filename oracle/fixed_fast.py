@@ -188,37 +188,32 @@ def fast_outputs(
                         key.earliest_close = min(windows) + span if windows else None
                 continue
             last = t - t % hop  # the last start whose window [s, s + size) holds t
-            start = t - size + 1
-            start += -start % hop  # the first such start
-            delivered = False
-            missed: list[int] | None = None
-            while start <= last:
-                if clock is not None and start + span <= clock:
-                    if missed is None:
-                        missed = []
-                    missed.append(start)
-                elif count_only:  # state is the bare count
-                    n = windows.get(start)
-                    if n is None:
-                        n = 0
-                        close = start + span
-                        if key.earliest_close is None or close < key.earliest_close:
-                            key.earliest_close = close
-                    windows[start] = n + 1
-                    delivered = True
-                else:
-                    state = windows.get(start)
-                    if state is None:
-                        state = windows[start] = new_state()
-                        close = start + span
-                        if key.earliest_close is None or close < key.earliest_close:
-                            key.earliest_close = close
-                    add(state, payload)
-                    delivered = True
-                start += hop
-            if not delivered:
-                assert missed is not None
-                yield late_drop(event.seq, t, missed, size, offset, clock)
+            first = t - size + 1
+            first += -first % hop  # the first such start
+            if clock is not None and first + span <= clock:
+                # starts ascend, so the closed targets (s + span <= clock) are a prefix
+                open_from = clock - span + 1
+                open_from += -open_from % hop
+                if open_from > last:
+                    yield late_drop(event.seq, t, list(range(first, last + 1, hop)), size, offset, clock)
+                    continue
+            else:
+                open_from = first
+            get = windows.get
+            for start in range(open_from, last + 1, hop):
+                state = get(start)
+                if state is None:
+                    close = start + span
+                    if key.earliest_close is None or close < key.earliest_close:
+                        key.earliest_close = close
+                    if count_only:  # state is the bare count
+                        windows[start] = 1
+                        continue
+                    state = windows[start] = new_state()
+                elif count_only:
+                    windows[start] = state + 1
+                    continue
+                add(state, payload)
             if clock is None or t > clock:
                 key.clock = t
                 earliest = key.earliest_close
