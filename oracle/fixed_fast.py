@@ -51,7 +51,7 @@ def eligible(query: Query, rules: Rules, profile: str) -> bool:
 
 
 class _Key:
-    __slots__ = ("clock", "earliest_close", "index", "value", "windows")
+    __slots__ = ("clock", "earliest_close", "index", "panes", "value", "windows")
 
     def __init__(self, index: int, value: Any) -> None:
         self.index = index
@@ -59,6 +59,7 @@ class _Key:
         self.clock: int | None = None
         self.windows: dict[int, Any] = {}
         self.earliest_close: int | None = None
+        self.panes: dict[int, int] = {}
 
 
 def fast_outputs(
@@ -87,6 +88,17 @@ def fast_outputs(
     after_seq: int | None = None
     flush = rules.end_of_input == "flush"
     tumbling_count = hop == size and count_only
+    # Hopping counts with every dividing size: count per pane [p, p + every) instead of per
+    # window; a window's count is the sum of its size/every panes when it is emitted. Exact,
+    # because an event goes to every still-open window over its pane, and windows that were
+    # closed before it arrived have been emitted already. ``windows`` then holds None.
+    pane_count = count_only and hop != size and size % hop == 0
+
+    def state_of(key: _Key, start: int) -> Any:
+        if not pane_count:
+            return key.windows[start]
+        panes = key.panes
+        return sum(panes.get(q, 0) for q in range(start, start + size, hop))
 
     def emit(key: _Key, start: int, state: Any, reason: str, partial: bool) -> Iterator[Emission]:
         ref = WindowRef(start, start + size)
@@ -100,7 +112,7 @@ def fast_outputs(
                 key=lambda entry: entry[:3],
             )
             for _, start, _, key in remaining:
-                yield from emit(key, start, key.windows[start], "end_of_input", True)
+                yield from emit(key, start, state_of(key, start), "end_of_input", True)
 
     # The stream's validity rules are StreamChecker's; the one-event case is tested inline.
     checker = StreamChecker(start_wall_ms)
@@ -199,28 +211,47 @@ def fast_outputs(
                     continue
             else:
                 open_from = first
-            get = windows.get
-            for start in range(open_from, last + 1, hop):
-                state = get(start)
-                if state is None:
-                    close = start + span
-                    if key.earliest_close is None or close < key.earliest_close:
-                        key.earliest_close = close
-                    if count_only:  # state is the bare count
-                        windows[start] = 1
+            if pane_count:
+                panes = key.panes
+                n = panes.get(last)  # the event's pane starts at its last target's start
+                if n is not None:
+                    panes[last] = n + 1
+                else:  # a new pane: its open windows exist from now on
+                    panes[last] = 1
+                    for start in range(open_from, last + 1, hop):
+                        if start not in windows:
+                            windows[start] = None
+                            close = start + span
+                            if key.earliest_close is None or close < key.earliest_close:
+                                key.earliest_close = close
+            else:
+                get = windows.get
+                for start in range(open_from, last + 1, hop):
+                    state = get(start)
+                    if state is None:
+                        close = start + span
+                        if key.earliest_close is None or close < key.earliest_close:
+                            key.earliest_close = close
+                        if count_only:  # state is the bare count
+                            windows[start] = 1
+                            continue
+                        state = windows[start] = new_state()
+                    elif count_only:
+                        windows[start] = state + 1
                         continue
-                    state = windows[start] = new_state()
-                elif count_only:
-                    windows[start] = state + 1
-                    continue
-                add(state, payload)
+                    add(state, payload)
             if clock is None or t > clock:
                 key.clock = t
                 earliest = key.earliest_close
                 if earliest is not None and earliest <= t:
                     due = sorted(s for s in windows if s + span <= t)
                     for s in due:
-                        yield from emit(key, s, windows.pop(s), "close", False)
+                        yield from emit(key, s, state_of(key, s), "close", False)
+                        del windows[s]
+                    if pane_count:  # every window over these panes is closed
+                        panes = key.panes
+                        for q in [q for q in panes if q + span <= t]:
+                            del panes[q]
                     key.earliest_close = min(windows) + span if windows else None
     if not ended:
         yield from end()

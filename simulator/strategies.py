@@ -234,8 +234,13 @@ def streams(
     if isinstance(keys, int):
         if keys < 1:
             raise InvalidSpec("keys", keys, "needs at least one key", "give keys=1 or more")
-        key_values: st.SearchStrategy[list[str]] = st.lists(
-            faker_values("user_name"), min_size=keys, max_size=keys, unique=True
+        # consecutive values of the (unique) pool: one cheap draw, where a unique list
+        # of sampled values is often rejected and leaves Hypothesis short streams
+        pool = _pool("user_name")
+        if keys > len(pool):
+            raise InvalidSpec("keys", keys, f"at most {len(pool)} Faker keys", "give fewer keys")
+        key_values: st.SearchStrategy[list[str]] = st.integers(0, len(pool) - keys).map(
+            lambda first: list(pool[first : first + keys])
         )
     else:
         if not keys:
@@ -257,7 +262,10 @@ def streams(
     @st.composite
     def build(draw: st.DrawFn) -> tuple[Item, ...]:
         names = draw(key_values)
-        drawn = draw(st.lists(one_event, min_size=min_events, max_size=max_events))
+        # the length first (uniform, shrinking to min_events): plain lists average a few
+        # elements, too few to meet window boundaries, overlaps and late events often
+        length = draw(st.integers(min_events, max_events))
+        drawn = draw(st.lists(one_event, min_size=length, max_size=length))
         items: list[Item] = []
         batch: list[Event] = []
         base = start_ms
