@@ -34,9 +34,9 @@ import pandas as pd
 from windtunnel.oracle.aggregates import Aggregator
 from windtunnel.oracle.fields import getter
 from windtunnel.oracle.fixed import close_offset_ms
-from windtunnel.oracle.fixed_fast import _FIXED_RULES
+from windtunnel.oracle.fixed_fast import eligible as oracle_fast_path_eligible
 from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.spec import FixedWindows, Query
 from windtunnel.spark_impl.fast_frames import (
     NONE,
     TIME_LIMIT_MS,
@@ -64,15 +64,10 @@ def eligible(query: Query, rules: Rules, profile: str = "tenzir") -> bool:
     any one event.
     """
     window = query.window
-    default = Rules()
     return (
-        profile == "tenzir"
-        and type(window) is FixedWindows
-        and window.on != NOW
-        and window.idle_timeout_ms is None
-        and query.aggregate is not None
+        oracle_fast_path_eligible(query, rules, profile)  # the oracle's own fast-path test
+        and isinstance(window, FixedWindows)
         and not query.aggregate_by
-        and all(getattr(rules, name) == getattr(default, name) for name in _FIXED_RULES)
         and -(-window.size_ms // window.hop_ms) <= MAX_WINDOWS_PER_EVENT
         and window.size_ms + window.tolerance_ms < TIME_LIMIT_MS
     )

@@ -22,7 +22,7 @@ from windtunnel.oracle.errors import InvalidStream
 from windtunnel.oracle.fields import hashable
 from windtunnel.oracle.spec import Aggregation
 from windtunnel.oracle.timeparse import NotATime, timestamp_ms
-from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, to_json_text
+from windtunnel.spark_impl.schema import INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, to_json_text
 
 if TYPE_CHECKING:
     from windtunnel.spark_impl.fast import FastState
@@ -330,25 +330,11 @@ def _empty_columns(n: int) -> dict[str, Any]:
     ints = pd.array([None] * n, dtype="Int64")
     frame: dict[str, Any] = {}
     for name in OUTPUT_COLUMNS:
-        frame[name] = ints if name in _INT_COLUMNS else none
+        frame[name] = ints if name in INT_OUTPUT_COLUMNS else none
     frame["partial"] = pd.array([None] * n, dtype="boolean")
     return frame
 
 
-_INT_COLUMNS = frozenset(
-    (
-        "start_ms",
-        "end_ms",
-        "start_offset",
-        "end_offset",
-        "after_seq",
-        "wall_ms",
-        "seq",
-        "step",
-        "group_first_seq",
-        "emit_index",
-    )
-)
 
 
 def empty_frame() -> pd.DataFrame:

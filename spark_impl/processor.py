@@ -30,6 +30,7 @@ from windtunnel.spark_impl.schema import (
     CLOCK,
     END,
     EVENT,
+    INT_OUTPUT_COLUMNS,
     OUTPUT_COLUMNS,
     control_step,
     event_step,
@@ -170,18 +171,7 @@ def load_driver(data: bytes) -> BucketDriver:
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Output records as a pandas frame with nullable integer columns."""
     frame = pd.DataFrame.from_records(records, columns=list(OUTPUT_COLUMNS))
-    for name in (
-        "start_ms",
-        "end_ms",
-        "start_offset",
-        "end_offset",
-        "after_seq",
-        "wall_ms",
-        "seq",
-        "step",
-        "group_first_seq",
-        "emit_index",
-    ):
+    for name in INT_OUTPUT_COLUMNS:
         frame[name] = frame[name].astype("Int64")
     frame["partial"] = frame["partial"].astype("boolean")
     return frame

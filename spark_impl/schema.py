@@ -170,3 +170,20 @@ def outputs_in_order(records: Iterable[Mapping[str, Any]]) -> list[Output]:
 def canonical_lines(outputs: Iterable[Output]) -> list[str]:
     """Each output as its contract JSON line (values as the oracle prints them)."""
     return [to_jsonl_line(o) for o in outputs]
+
+
+INT_OUTPUT_COLUMNS = frozenset(
+    (
+        "start_ms",
+        "end_ms",
+        "start_offset",
+        "end_offset",
+        "after_seq",
+        "wall_ms",
+        "seq",
+        "step",
+        "group_first_seq",
+        "emit_index",
+    )
+)
+"""Output columns holding integers (nullable ``Int64`` in pandas)."""
