@@ -106,6 +106,10 @@ def to_jsonl_line(output: Output) -> str:
     return json.dumps(output.to_json(), separators=(", ", ": "), default=str)
 
 
+INT_COLUMNS = ("start_ms", "end_ms", "start_offset", "end_offset", "after_seq", "wall_ms", "seq")
+"""Result columns holding integers (nullable ``Int64`` in :meth:`Result.to_pandas`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """Everything a run produced, in output order."""
@@ -157,15 +161,7 @@ class Result:
         ]
         extra = sorted({k for r in records for k in r if k not in columns})
         frame = pd.DataFrame.from_records(records, columns=columns + extra)
-        for name in (
-            "start_ms",
-            "end_ms",
-            "start_offset",
-            "end_offset",
-            "after_seq",
-            "wall_ms",
-            "seq",
-        ):
+        for name in INT_COLUMNS:
             frame[name] = frame[name].astype("Int64")
         return frame
 

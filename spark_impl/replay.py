@@ -64,21 +64,25 @@ def replay_on_spark(
         start_wall_ms=scenario.start_wall_ms,
         clock=clock,
     )
-    stream = scripted_stream(spark, fed.batches)
-    out = apply_window(
+    out = scenario_window(scripted_stream(spark, fed.batches), scenario, used)
+    records = sorted(collect_stream(spark, out, checkpoint), key=print_order)
+    return SparkRun(
+        Result(tuple(output_of(r) for r in records)), fed, tuple(r["step"] for r in records), clock
+    )
+
+
+def scenario_window(stream: Any, scenario: Scenario, buckets: int) -> Any:
+    """The exact operator over a stream of fed rows (see :func:`feed`) for ``scenario``."""
+    return apply_window(
         stream,
         scenario.query,
         rules=scenario.rules,
         time_unit_ms=scenario.time_unit_ms,
         start_wall_ms=scenario.start_wall_ms,
-        buckets=used,
+        buckets=buckets,
         kind="kind",
         after_seq="after_seq",
         payload="payload",
-    )
-    records = sorted(collect_stream(spark, out, checkpoint), key=print_order)
-    return SparkRun(
-        Result(tuple(output_of(r) for r in records)), fed, tuple(r["step"] for r in records), clock
     )
 
 

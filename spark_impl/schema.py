@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from windtunnel.oracle.results import Drop, Emission, Output, WindowRef, to_jsonl_line
+from windtunnel.oracle.results import INT_COLUMNS, Drop, Emission, Output, WindowRef, to_jsonl_line
 
 EVENT = "event"
 CLOCK = "clock"
@@ -172,18 +172,5 @@ def canonical_lines(outputs: Iterable[Output]) -> list[str]:
     return [to_jsonl_line(o) for o in outputs]
 
 
-INT_OUTPUT_COLUMNS = frozenset(
-    (
-        "start_ms",
-        "end_ms",
-        "start_offset",
-        "end_offset",
-        "after_seq",
-        "wall_ms",
-        "seq",
-        "step",
-        "group_first_seq",
-        "emit_index",
-    )
-)
+INT_OUTPUT_COLUMNS = frozenset((*INT_COLUMNS, "step", "group_first_seq", "emit_index"))
 """Output columns holding integers (nullable ``Int64`` in pandas)."""

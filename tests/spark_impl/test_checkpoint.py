@@ -23,8 +23,7 @@ from windtunnel.oracle.results import Result
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.spark_impl.fast import eligible
 from windtunnel.spark_impl.feed import feed
-from windtunnel.spark_impl.operator import apply_window
-from windtunnel.spark_impl.replay import SparkRun, compare_with_oracle
+from windtunnel.spark_impl.replay import SparkRun, compare_with_oracle, scenario_window
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
 from windtunnel.spark_impl.scripted import scripted_stream
 
@@ -64,17 +63,7 @@ def run_piece(spark, fed, scenario, upto: int, out: Path, checkpoint: Path) -> l
     """Run the query on micro-batches ``[0, upto)`` from ``checkpoint`` until it is idle;
     the ids of the micro-batches it ran."""
     rows = scripted_stream(spark, fed.batches[:upto])
-    windows = apply_window(
-        rows,
-        scenario.query,
-        rules=scenario.rules,
-        time_unit_ms=scenario.time_unit_ms,
-        start_wall_ms=scenario.start_wall_ms,
-        buckets=BUCKETS,
-        kind="kind",
-        after_seq="after_seq",
-        payload="payload",
-    )
+    windows = scenario_window(rows, scenario, BUCKETS)
     query = (
         windows.writeStream.format("json")
         .option("path", str(out))
