@@ -16,10 +16,14 @@ with ``--stock-store both`` (default), also with the default HDFS-backed store. 
 events/s of each side and the ratio exact/stock. ``--check`` (small sizes) also collects the
 exact operator's output and compares it with the oracle's. ``--reference`` also times the
 operator with its reference step (``apply_window(..., fast=False)``: one oracle driver per
-bucket, fed event by event) for the before/after comparison.
+bucket, fed event by event) for the before/after comparison. ``--floor`` (default on) also
+times the machinery floor: the operator's own pipeline (the pack stage, the shuffle,
+``transformWithStateInPandas`` over the same buckets) with a processor that reads its input
+and does nothing else. No window logic can make the operator faster than its floor, so
+``floor/stock`` bounds what any processor on this pipeline can reach.
 
 Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|rocksdb|hdfs]
-     [--check] [--reference]
+     [--check] [--reference] [--no-floor]
 """
 
 from __future__ import annotations
@@ -93,6 +97,38 @@ def exact_query(spark: Any, directory: Path, fast: bool = True) -> Any:
     return apply_window(source(spark, directory), query, seq="seq", arrival_ms="arrival_ms", fast=fast)
 
 
+def floor_query(spark: Any, directory: Path) -> Any:
+    """The exact operator's pipeline with a processor that only reads its input."""
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    from windtunnel.oracle import Aggregation, FixedWindows, Query
+    from windtunnel.spark_impl.operator import spread_labels, typed_chunks
+    from windtunnel.spark_impl.schema import OUTPUT_DDL
+
+    class ReadOnly(StatefulProcessor):  # type: ignore[misc]
+        def init(self, handle: Any) -> None:
+            pass
+
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:
+            for _ in rows:
+                pass
+            yield from ()
+
+        def close(self) -> None:
+            pass
+
+    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    buckets = 2 * partitions  # apply_window's default
+    chunks = typed_chunks(
+        source(spark, directory), query, buckets, spread_labels(buckets, partitions), "seq", "arrival_ms"
+    )
+    assert chunks is not None
+    return chunks.groupBy("bucket").transformWithStateInPandas(
+        statefulProcessor=ReadOnly(), outputStructType=OUTPUT_DDL, outputMode="Append", timeMode="None"
+    )
+
+
 def run(frame: Any, sink: str = "noop", name: str | None = None) -> tuple[float, int]:
     """Seconds from start to termination and the micro-batches run."""
     writer = (
@@ -150,6 +186,12 @@ def main() -> None:
     parser.add_argument(
         "--reference", action="store_true", help="also time the exact operator's reference step (fast=False)"
     )
+    parser.add_argument(
+        "--floor",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time the pipeline with a processor that only reads its input",
+    )
     args = parser.parse_args()
 
     from windtunnel.spark_impl.session import spark_session
@@ -173,6 +215,8 @@ def main() -> None:
     for store in stores:  # warm up: JIT, Python workers
         stock(store, root / "warmup")
     run(exact_query(spark, root / "warmup"))
+    if args.floor:
+        run(floor_query(spark, root / "warmup"))
 
     best: dict[str, float] = {}
     batches: dict[str, int] = {}
@@ -184,6 +228,10 @@ def main() -> None:
         seconds, count = run(exact_query(spark, root / "data"))
         best["exact"] = min(best.get("exact", float("inf")), seconds)
         batches["exact"] = count
+        if args.floor:
+            seconds, count = run(floor_query(spark, root / "data"))
+            best["floor"] = min(best.get("floor", float("inf")), seconds)
+            batches["floor"] = count
         if args.reference:
             seconds, count = run(exact_query(spark, root / "data", fast=False))
             best["exact/reference"] = min(best.get("exact/reference", float("inf")), seconds)
@@ -197,9 +245,12 @@ def main() -> None:
             f"{label:14s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
             f"{batches[label]} micro-batches)"
         )
-    for side in ("exact", "exact/reference") if args.reference else ("exact",):
+    sides = ["exact"] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
+    for side in sides:
         for store in stores:
             print(f"ratio {side}/stock({store}): {best[f'stock/{store}'] / best[side]:.2f}x")
+    if args.floor:
+        print(f"ratio exact/floor: {best['floor'] / best['exact']:.2f}x")
     if args.check:
         check(spark, table, root / "data")
     spark.stop()

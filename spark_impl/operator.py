@@ -24,8 +24,9 @@ from windtunnel.spark_impl.fast_frames import (
     typed_key,
     typed_key_null,
 )
-from windtunnel.spark_impl.processor import WindowProcessor, make_steps, run_batch
+from windtunnel.spark_impl.processor import make_steps, run_batch
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
+from windtunnel.spark_impl.stateful import WindowProcessor
 
 CONTROL_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
 

@@ -1,4 +1,4 @@
-"""The exact window operator's per-bucket step, and the Spark stateful processor around it.
+"""The exact window operator's per-bucket step (the processor around it: ``stateful.py``).
 
 Each bucket (a hash bucket of the group key) keeps one oracle :class:`Driver` for all
 of its keys. With per-key clocks (the default profile) the keys of a bucket do not
@@ -17,7 +17,6 @@ from typing import Any
 
 import pandas as pd
 from pyspark import cloudpickle
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from windtunnel.oracle.driver import Driver, Group
 from windtunnel.oracle.engine import operator_for
@@ -264,14 +263,6 @@ def run_batch(steps: Steps, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataF
             yield out
 
 
-def _state_schema() -> Any:
-    from pyspark.sql.types import BinaryType, StructField, StructType
-
-    return StructType([StructField("driver", BinaryType(), True)])
-
-
-
-
 def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Input rows from chunk rows (see :func:`windtunnel.spark_impl.operator.chunked`):
     ``rows`` holds an Arrow IPC stream of one bucket's input rows; columns left out as
@@ -294,59 +285,3 @@ def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
 
 _CONSTANT_DEFAULTS = {"kind": EVENT, "after_seq": float("nan"), "payload": None}
 """Input columns left out of chunks when constant (no kind column; typed payloads)."""
-
-
-class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
-    """``transformWithStateInPandas`` processor: one bucket's state (the reference step's
-    pickled driver, or the fast step's arrays) in a ValueState.
-
-    ``system_tick_ms`` set: processing-time mode; the wall clock is the system clock and a
-    timer every ``system_tick_ms`` lets idle windows of buckets without input close.
-    """
-
-    def __init__(self, steps: Steps, system_tick_ms: int | None = None) -> None:
-        self.steps = steps
-        self.system_tick_ms = system_tick_ms
-
-    def init(self, handle: Any) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("driver", _state_schema())
-
-    def _load(self) -> Any:
-        if self.state.exists():
-            return self.steps.load(self.state.get()[0])
-        return self.steps.new_state()
-
-    def _save(self, state: Any) -> None:
-        self.state.update((self.steps.dump(state),))
-
-    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
-        state = self._load()
-        outs = [self.steps.run(state, unpacked(rows))]
-        if self.system_tick_ms is not None:
-            outs.append(self._tick(state, timerValues))
-        self._save(state)
-        for out in outs:
-            if out is not None and len(out):
-                yield out
-
-    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        state = self._load()
-        out = self._tick(state, timerValues)
-        self._save(state)
-        if out is not None and len(out):
-            yield out
-
-    def _tick(self, state: Any, timer_values: Any) -> pd.DataFrame | None:
-        """System clock: move the wall clock to now and keep one timer a tick ahead."""
-        assert self.system_tick_ms is not None
-        now_ms = int(timer_values.getCurrentProcessingTimeInMs())
-        out = self.steps.tick(state, now_ms)
-        for timer in list(self.handle.listTimers()):
-            self.handle.deleteTimer(timer)
-        if not self.steps.ended(state):
-            self.handle.registerTimer(now_ms + self.system_tick_ms)
-        return out
-
-    def close(self) -> None:
-        pass
