@@ -26,8 +26,12 @@ Trigger = Callable[[Sequence[Any], int, Sequence[Payload], Any], tuple[Sequence[
 """``trigger(buffer, offset, data, state) -> (indices or None, new state)``: the page's
 ``{[id; buffer; offset; md; data]}`` with ``.qsp.get``/``.qsp.set`` as the state argument and
 result. ``buffer`` already ends with ``data``; ``offset`` is where ``data`` starts in it (in
-records). With ``mixed_schemas`` ``buffer`` is a tuple of batches (tuples of records); ``offset``
-and the returned indices still count records of the flattened buffer."""
+records). With ``mixed_schemas`` ``buffer`` is a tuple of batches (tuples of records); the
+returned indices still count records of the flattened buffer, and so does ``offset`` unless
+``mixed_offset="batches"`` (then ``buffer[offset]`` is the current batch)."""
+
+MIXED_OFFSETS = ("records", "batches")
+"""What ``offset`` counts with ``mixed_schemas`` (the page does not say; docs/semantics.md K12)."""
 
 
 def _flag(name: str, value: Any) -> None:
@@ -65,7 +69,11 @@ class KdbGlobalWindows(WindowSpec):
 
     ``name`` describes the trigger in messages (built-in triggers: :func:`split_on_value`,
     :func:`high_water_mark`). ``mixed_schemas``: the trigger gets the buffer as a tuple of the
-    buffered batches (see :data:`Trigger`). ``accept_dictionaries``: representation only, no effect.
+    buffered batches (see :data:`Trigger`); ``mixed_offset`` (one of :data:`MIXED_OFFSETS`) says
+    what ``offset`` counts then: records of the flattened buffer (default) or batches (the
+    built-in triggers need records). ``accept_dictionaries``: representation only, no effect.
+    Raises InvalidSpec for a trigger that is not callable, a non-boolean flag, an unknown
+    ``mixed_offset``, or ``mixed_offset="batches"`` without ``mixed_schemas``.
     """
 
     trigger: Trigger = field(compare=False)
@@ -74,6 +82,7 @@ class KdbGlobalWindows(WindowSpec):
     on: str = NOW
     mixed_schemas: bool = False
     accept_dictionaries: bool = True
+    mixed_offset: str = "records"
 
     kind: ClassVar[str] = "kdb_global"
 
@@ -84,6 +93,17 @@ class KdbGlobalWindows(WindowSpec):
             )
         _flag("window.mixed_schemas", self.mixed_schemas)
         _flag("window.accept_dictionaries", self.accept_dictionaries)
+        if self.mixed_offset not in MIXED_OFFSETS:
+            raise InvalidSpec(
+                "window.mixed_offset", self.mixed_offset, "is not known", "give records or batches"
+            )
+        if self.mixed_offset == "batches" and not self.mixed_schemas:
+            raise InvalidSpec(
+                "window.mixed_offset",
+                self.mixed_offset,
+                "counts batches only when the buffer is a list of batches",
+                "set mixed_schemas=True, or keep mixed_offset='records'",
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +309,7 @@ class KdbGlobalOperator(_BatchedOperator):
     def _batch(
         self, group: Group, buffer: _Buffer, data: list[Payload], ctx: Context, out: list[Output]
     ) -> None:
-        offset = len(buffer.payloads)
+        offset = len(buffer.batch_sizes if self.spec.mixed_offset == "batches" else buffer.payloads)
         buffer.payloads.extend(data)
         buffer.batch_sizes.append(len(data))
         view: tuple[Any, ...] = (
