@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from windtunnel.oracle import fixed_fast
+from windtunnel.oracle import count_fast, fixed_fast
 from windtunnel.oracle.count import CountOperator
 from windtunnel.oracle.driver import Context, Driver, Operator
 from windtunnel.oracle.errors import InvalidSpec
@@ -46,6 +46,8 @@ def stream_outputs(
     """
     if fixed_fast.eligible(query, rules, profile):
         return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+    if count_fast.eligible(query, rules, profile):
+        return count_fast.fast_outputs(query, items, rules, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),

@@ -1,0 +1,114 @@
+"""The count-window fast path (oracle/count_fast.py) against the reference operator.
+
+Offsets per key, count 3 every 2 (hopping):
+
+    offset  0 1 2 3 4 5 6
+    [0, 3)  x x x              emitted at offset 2
+    [2, 5)      x x x          emitted at offset 4
+    [4, 7)          x x x      emitted at offset 6
+    [6, 9)              x      flushed at the end with 1 event
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windtunnel.oracle.count_fast import eligible
+from windtunnel.oracle.driver import Driver
+from windtunnel.oracle.engine import operator_for, run
+from windtunnel.oracle.errors import InvalidStream
+from windtunnel.oracle.results import Output
+from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.spec import Aggregation, CountWindows, FixedWindows, Query
+from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, numbered
+from windtunnel.simulator.strategies import streams, window_specs
+
+AGGREGATES: dict[str, tuple[tuple[Aggregation, ...], tuple[str, ...]]] = {
+    "count": ((Aggregation("n", "count"),), ()),
+    "count and bounds": ((Aggregation("n", "count"), Aggregation("ws", "window_start")), ()),
+    "sum and collect": ((Aggregation("total", "sum", "value"), Aggregation("ts", "collect", "ts")), ()),
+    "count by value": ((Aggregation("n", "count"),), ("value",)),
+}
+
+gapped = st.builds(
+    lambda count, extra: CountWindows(count, every=count + extra, allow_gaps=True),
+    st.integers(1, 4),
+    st.integers(1, 3),
+)
+"""Count windows with gaps between them (``every > count``): shrinks towards count 1, every 2."""
+
+
+def reference(query: Query, items: tuple[Item, ...], rules: Rules) -> list[Output]:
+    """The reference operator, bypassing the fast path."""
+    return list(Driver(query, lambda q, ctx: operator_for(q, ctx), rules).run(items))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    window=window_specs(kinds=("count",), max_count=6) | gapped,
+    items=streams(max_events=30, keys=3, allow_null_times=True, with_batches=True, with_advances=True),
+    aggregate=st.sampled_from(sorted(AGGREGATES)),
+    grouped=st.booleans(),
+    end=st.sampled_from(["flush", "discard"]),
+)
+def test_fast_path_equals_the_reference(
+    window: CountWindows, items: tuple[Item, ...], aggregate: str, grouped: bool, end: str
+) -> None:
+    aggregations, by = AGGREGATES[aggregate]
+    query = Query(window, group_by=("key",) if grouped else (), aggregate=aggregations, aggregate_by=by)
+    rules = Rules(end_of_input=end)
+    assert eligible(query, rules, "tenzir")
+    assert run(query, items, rules=rules).outputs == tuple(reference(query, items, rules))
+
+
+def test_the_timeline_above() -> None:
+    query = Query(CountWindows(3, every=2), aggregate=(Aggregation("n", "count"),))
+    result = run(query, numbered({"i": i} for i in range(7)))
+    assert [(e.window.start_offset, e.window.end_offset, e.row["n"], e.reason, e.after_seq)
+            for e in result.emissions] == [
+        (0, 3, 3, "count", 2), (2, 5, 3, "count", 4), (4, 7, 3, "count", 6),
+        (6, 7, 1, "end_of_input", 6)]
+
+
+@pytest.mark.parametrize("aggregate", sorted(AGGREGATES))
+def test_a_flush_after_the_wall_clock_moved_carries_the_new_wall_time(aggregate: str) -> None:
+    aggregations, by = AGGREGATES[aggregate]
+    query = Query(CountWindows(3), aggregate=aggregations, aggregate_by=by)
+    items = (*numbered([{"ts": 1, "value": 2}, {"ts": 2, "value": 3}], at_ms=[5, 7]), Advance(40))
+    result = run(query, items)
+    assert result.emissions and {e.wall_ms for e in result.emissions} == {40}
+    assert result.outputs == tuple(reference(query, items, Rules()))
+
+
+@pytest.mark.parametrize(
+    ("query", "rules", "profile"),
+    [
+        (Query(CountWindows(3)), Rules(), "tenzir"),  # no aggregate: one emission per event
+        (Query(CountWindows(3), aggregate=(Aggregation("n", "count"),)), Rules(), "ekuiper"),
+        (Query(FixedWindows(3), aggregate=(Aggregation("n", "count"),)), Rules(), "tenzir"),
+    ],
+)
+def test_other_runs_take_the_reference(query: Query, rules: Rules, profile: str) -> None:
+    assert not eligible(query, rules, profile)
+
+
+INVALID_STREAMS: dict[str, tuple[Any, ...]] = {
+    "seq skips": (Event(0, {"key": "a"}), Event(2, {"key": "a"})),
+    "arrival goes back in a batch": (Batch((Event(0, {}, 50), Event(1, {}, 40))),),
+    "advance goes back": (Event(0, {}, 50), Advance(10)),
+    "event after end": (Event(0, {}), End(), Event(1, {})),
+}
+
+
+@pytest.mark.parametrize("items", INVALID_STREAMS.values(), ids=INVALID_STREAMS.keys())
+def test_fast_path_rejects_invalid_streams_like_the_reference(items: tuple[Item, ...]) -> None:
+    query = Query(CountWindows(2), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    with pytest.raises(InvalidStream) as fast:
+        run(query, items)
+    with pytest.raises(InvalidStream) as slow:
+        reference(query, items, Rules())
+    assert str(fast.value) == str(slow.value)
