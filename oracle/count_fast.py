@@ -34,6 +34,10 @@ def eligible(query: Query, rules: Rules, profile: str) -> bool:
     )
 
 
+_UNHASHABLE = object()
+"""Marks the lookup of an unhashable group value (no payload value is this object)."""
+
+
 class _Key:
     __slots__ = ("next_offset", "value", "windows")
 
@@ -58,6 +62,8 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
     add = aggregator.add
     rows = aggregator.rows
     key_getters = [getter(p) for p in query.group_by]
+    # one plain group field: key by its value (equal values, equal 1-tuples: the same groups)
+    key_field = query.group_by[0] if len(query.group_by) == 1 and "." not in query.group_by[0] else None
     keys: dict[Any, _Key] = {}  # in first-seen order, as the driver's groups
     wall = start_wall_ms
     after_seq: int | None = None
@@ -94,15 +100,26 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
             if event.at_ms is not None and event.at_ms > wall:
                 wall = event.at_ms
             payload = event.payload
-            values = tuple(g(payload) for g in key_getters)
-            try:
-                key = keys.get(values)
-                lookup: tuple[Any, ...] = values
-            except TypeError:  # a list or mapping among the key values
-                lookup = tuple(hashable(v) for v in values)
-                key = keys.get(lookup)
-            if key is None:
-                key = keys[lookup] = _Key(group_value(values))
+            if key_field is not None:
+                raw = payload.get(key_field)
+                try:
+                    key = keys.get(raw)
+                    lookup: Any = raw
+                except TypeError:  # a list or mapping as the key value
+                    lookup = (_UNHASHABLE, hashable(raw))
+                    key = keys.get(lookup)
+                if key is None:
+                    key = keys[lookup] = _Key(raw)
+            else:
+                values = tuple(g(payload) for g in key_getters)
+                try:
+                    key = keys.get(values)
+                    lookup = values
+                except TypeError:  # a list or mapping among the key values
+                    lookup = tuple(hashable(v) for v in values)
+                    key = keys.get(lookup)
+                if key is None:
+                    key = keys[lookup] = _Key(group_value(values))
             after_seq = event.seq
             offset = key.next_offset
             key.next_offset = offset + 1

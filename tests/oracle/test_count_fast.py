@@ -84,6 +84,18 @@ def test_a_flush_after_the_wall_clock_moved_carries_the_new_wall_time(aggregate:
     assert result.outputs == tuple(reference(query, items, Rules()))
 
 
+@pytest.mark.parametrize("group_by", [("key",), ("key", "value")])
+def test_list_and_mapping_group_values_group_like_the_reference(group_by: tuple[str, ...]) -> None:
+    keys: list[Any] = [[1, 2], "a", {"x": 1}, [1, 2], {"x": 1}, "a", [2, 1]]
+    items = numbered({"key": k, "value": 1} for k in keys)
+    query = Query(CountWindows(2), group_by=group_by, aggregate=(Aggregation("n", "count"),))
+    result = run(query, items)
+    assert [e.group for e in result.emissions][:3] == (
+        [[1, 2], {"x": 1}, "a"] if group_by == ("key",) else [[[1, 2], 1], [{"x": 1}, 1], ["a", 1]]
+    )
+    assert result.outputs == tuple(reference(query, items, Rules()))
+
+
 @pytest.mark.parametrize(
     ("query", "rules", "profile"),
     [
