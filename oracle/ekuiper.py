@@ -164,7 +164,11 @@ class EkuiperOperator(Operator):
 
     # --- E9: WHERE after windowing; E8: HAVING; one row set per group
     def emit(self, out: list[Output], ref: WindowRef, records: list[Record], reason: str,
-             ctx: Context, wall_ms: int, *, partial: bool = False) -> None:
+             ctx: Context, wall_ms: int, *, partial: bool = False,
+             row_end_ms: int | None = None) -> None:
+        """Emissions of ``records`` in window ``ref``; ``row_end_ms`` replaces the window's end
+        as the value of ``window_end()`` (count windows under rule count_window_end)."""
+        end_ms = ref.end_ms if row_end_ms is None else row_end_ms
         kept = [r for r in records if self.after is None or self.after.holds(r[2])]
         by_group: dict[int, tuple[Group, list[Mapping[str, Any]]]] = {}
         for _, group, payload, _ in kept:
@@ -172,9 +176,9 @@ class EkuiperOperator(Operator):
         if not by_group:
             if not self.emit_empty:
                 return
-            emitted = [(None, self.rows.rows([], ref.start_ms, ref.end_ms))]
+            emitted = [(None, self.rows.rows([], ref.start_ms, end_ms))]
         else:
-            emitted = [(g.value, self.rows.rows(p, ref.start_ms, ref.end_ms))
+            emitted = [(g.value, self.rows.rows(p, ref.start_ms, end_ms))
                        for g, p in by_group.values()]
         having = self.having
         for value, rows in emitted:
@@ -205,6 +209,10 @@ class GridOperator(EkuiperOperator):
         self.origin_ms: int | None = None
         self.next_start_ms: int | None = None
         self.first_reported = False
+        # rule hopping_first_windows (event time): no window starts before this
+        self.from_first_hop = (self.event_time
+                               and ctx.rules.hopping_first_windows == "from_first_hop")
+        self.floor_ms: int | None = None
         if not self.event_time:  # processing time: windows run from the rule's start
             self._start_grid(ctx.wall_ms)
 
@@ -212,6 +220,9 @@ class GridOperator(EkuiperOperator):
         self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
         self.next_start_ms = self._first_start(t_ms)
         self.first_ms = t_ms
+        if self.from_first_hop:  # the start of the hop holding the first event
+            self.floor_ms = t_ms - (t_ms - self.origin_ms) % self.step_ms
+            self.next_start_ms = self.floor_ms
 
     def _first_start(self, t_ms: int) -> int:
         """Start of the earliest grid window ``[s, s + size)`` holding ``t_ms``."""
@@ -223,6 +234,11 @@ class GridOperator(EkuiperOperator):
         if self.next_start_ms is None:
             self._start_grid(record[0])
         assert self.origin_ms is not None
+        if self.floor_ms is not None and record[0] < self.floor_ms:
+            out.append(Drop(record[3], "no_window", (), f"time {record[0]} is before the first "
+                            f"window, which starts at the first event's hop {self.floor_ms} "
+                            "(rule hopping_first_windows: from_first_hop)"))
+            return
         if (record[0] - self.origin_ms) % self.step_ms >= self.size_ms:  # a gap (hop > size)
             out.append(Drop(record[3], "no_window", (), f"time {record[0]} falls between "
                             f"hopping windows of {self.size_ms} ms every {self.step_ms} ms"))
@@ -231,6 +247,8 @@ class GridOperator(EkuiperOperator):
         # fired window ends at or before the watermark) opens the grid earlier
         assert self.next_start_ms is not None
         self.next_start_ms = min(self.next_start_ms, self._first_start(record[0]))
+        if self.floor_ms is not None:
+            self.next_start_ms = max(self.next_start_ms, self.floor_ms)
         self.buffer.append(record)
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:

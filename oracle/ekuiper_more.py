@@ -168,7 +168,8 @@ class CountOperator(EkuiperOperator):
         del self.latest[: -self.count]
         if self.seen >= self.count and self.seen % self.interval == 0:
             ref = WindowRef(start_offset=self.seen - self.count, end_offset=self.seen)
-            self.emit(out, ref, list(self.latest), "count", ctx, ctx.wall_ms)
+            self.emit(out, ref, list(self.latest), "count", ctx, ctx.wall_ms,
+                      row_end_ms=self._row_end(ctx))
             self.last_trigger = self.seen
 
     def flush(self, ctx: Context, out: list[Output]) -> None:
@@ -176,4 +177,9 @@ class CountOperator(EkuiperOperator):
         if fresh:
             records = self.latest[-min(fresh, self.count):]
             ref = WindowRef(start_offset=self.seen - len(records), end_offset=self.seen)
-            self.emit(out, ref, records, "end_of_input", ctx, ctx.wall_ms, partial=True)
+            self.emit(out, ref, records, "end_of_input", ctx, ctx.wall_ms, partial=True,
+                      row_end_ms=self._row_end(ctx))
+
+    def _row_end(self, ctx: Context) -> int | None:
+        """window_end() of a count window: none, or the trigger's wall time (count_window_end)."""
+        return ctx.wall_ms if self.rules.count_window_end == "trigger_wall" else None

@@ -50,6 +50,8 @@ EKUIPER = register(
             session_ends="gap",
             where_placement="after",
             first_window="aligned",
+            hopping_first_windows="all",
+            count_window_end="none",
         ),
         sources={
             "close_at": f'{ENGINES}: eKuiper: "A window fires when the watermark reaches its end."',
@@ -70,6 +72,12 @@ EKUIPER = register(
             f'before the window partitioning." (per kind in the engine: {ENGINES})',
             "first_window": f'{EKUIPER_PAGE}: "The time intervals will align to the nature time." '
             f"(the engine's first event-time window differs: {ENGINES})",
+            "hopping_first_windows": f'{EKUIPER_PAGE}: "It may be easy to think of them as '
+            'Tumbling windows that can overlap, so events can belong to more than one Hopping '
+            f"window result set.\" (the engine's incremental operator differs: {ENGINES})",
+            "count_window_end": f'{EKUIPER_PAGE}: "Please notice that the count window does not '
+            f"concern time, it only concern about events count.\" (the engine reports the "
+            f"trigger's wall time: {ENGINES})",
             "alignment": f'{EKUIPER_PAGE}: "a 10 second time window will always end at each 10s '
             'second ... A day window will always end in 24:00 local time."',
             "clock_moves": f'{ENGINES}: eKuiper: "Late handling is per record: the watermark is '

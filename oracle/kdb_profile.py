@@ -77,6 +77,8 @@ KDB = register(
             "timeout_closes": "not applicable to kdb (a Timeplus EMIT TIMEOUT rule; kept default)",
             "where_placement": "not applicable to kdb (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to kdb (an eKuiper rule; kept default)",
+            "hopping_first_windows": "not applicable to kdb (an eKuiper rule; kept default)",
+            "count_window_end": "not applicable to kdb (an eKuiper rule; kept default)",
         },
         kinds=("fixed", "count", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global",
                "kdb_timer"),

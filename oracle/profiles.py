@@ -85,6 +85,8 @@ def _other_engines(engine: str) -> dict[str, str]:
         "timeout_closes": f"not applicable to {engine} (a Timeplus EMIT TIMEOUT rule; kept default)",
         "where_placement": f"not applicable to {engine} (an eKuiper WHERE rule; kept default)",
         "first_window": f"not applicable to {engine} (an eKuiper rule; kept default)",
+        "hopping_first_windows": f"not applicable to {engine} (an eKuiper rule; kept default)",
+        "count_window_end": f"not applicable to {engine} (an eKuiper rule; kept default)",
     }
 
 

@@ -41,6 +41,8 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "timeout_closes": ("latest", "all"),
     "where_placement": ("after", "per_kind"),
     "first_window": ("aligned", "first_event"),
+    "hopping_first_windows": ("all", "from_first_hop"),
+    "count_window_end": ("none", "trigger_wall"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -85,6 +87,11 @@ RULE_DOCS: Final[dict[str, str]] = {
     "engine)",
     "first_window": "eKuiper's first event-time window starts on the aligned grid (aligned, the "
     "page) or at the first event (tumbling) / first event - hop (hopping) (first_event, the engine)",
+    "hopping_first_windows": "eKuiper's event-time hopping windows: every aligned window holding "
+    "the first event opens (all, the page) or none starting before the first event's hop "
+    "(from_first_hop, the engine's incremental operator; earlier records are dropped, no_window)",
+    "count_window_end": "eKuiper's window_end() in a count window: none, count windows have no "
+    "times (none, the page) or the wall time of the trigger (trigger_wall, the engine)",
 }
 
 
@@ -114,6 +121,8 @@ class Rules:
     timeout_closes: str = "latest"
     where_placement: str = "after"
     first_window: str = "aligned"
+    hopping_first_windows: str = "all"
+    count_window_end: str = "none"
 
     def __post_init__(self) -> None:
         for f in fields(self):

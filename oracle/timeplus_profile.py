@@ -84,6 +84,8 @@ TIMEPLUS = register(
             "passthrough_close": "not applicable to timeplus (a kdb+ rule; kept default)",
             "where_placement": "not applicable to timeplus (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
+            "hopping_first_windows": "not applicable to timeplus (an eKuiper rule; kept default)",
+            "count_window_end": "not applicable to timeplus (an eKuiper rule; kept default)",
         },
         kinds=("fixed", "session", "timeplus"),
     )

@@ -98,6 +98,36 @@ def test_first_window_quirk_of_the_engine_is_an_option() -> None:
     assert spans(quirk) == [(3, 10, None, 1)]
 
 
+def test_hopping_windows_before_the_first_events_hop_are_an_engine_option() -> None:
+    # event time, HOPPINGWINDOW size 10 hop 5, lateness 10; events 7, 3, 30 (watermark 20)
+    #   -5    0    5    10   15   20
+    #   |  3  |    |7   |    |    |      all (the page): [-5,5) [0,10) [5,15) [10,20)
+    #              |7   |    |    |      from_first_hop: windows start at 7's hop, 5; 3 dropped
+    spec = EkuiperWindows("hopping", unit="ms", size_ms=10, hop_ms=5, on="ts", lateness_ms=10)
+    items = stamped(7, 3, 30)
+    page = ek_run(spec, items)
+    engine = ek_run(spec, items, rules=EKUIPER.with_overrides(
+        {"hopping_first_windows": "from_first_hop"}))
+    assert spans(page) == [(-5, 5, None, 1), (0, 10, None, 2), (5, 15, None, 1), (10, 20, None, 0)]
+    assert not page.drops
+    assert spans(engine) == [(5, 15, None, 1), (10, 20, None, 0)]
+    assert [(d.seq, d.reason) for d in engine.drops] == [(1, "no_window")]
+    assert "first event's hop 5" in engine.drops[0].message
+
+
+def test_count_window_end_as_the_trigger_wall_time_is_an_engine_option() -> None:
+    # COUNTWINDOW(2), arrivals at wall 100, 250, 300, 420: triggers at 250 and 420
+    spec = EkuiperWindows("count", count=2)
+    items = arrivals((100, {}), (250, {}), (300, {}), (420, {}))
+    bounds = (*COUNT, Aggregation("we", "window_end"))
+    page = ek_run(spec, items, aggregate=bounds)
+    engine = ek_run(spec, items, aggregate=bounds,
+                    rules=EKUIPER.with_overrides({"count_window_end": "trigger_wall"}))
+    assert [e.row["we"] for e in page.emissions] == [None, None]
+    assert [(e.window.start_offset, e.window.end_offset, e.row["we"])
+            for e in engine.emissions] == [(0, 2, 250), (2, 4, 420)]
+
+
 def test_nothing_is_flushed_at_end_of_input_unless_asked() -> None:
     spec = EkuiperWindows("tumbling", unit="ms", size_ms=10, on="ts")
     assert ek_run(spec, stamped(3)).emissions == []
