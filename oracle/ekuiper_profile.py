@@ -95,6 +95,8 @@ EKUIPER = register(
             "idle_timer_reset": "not applicable to ekuiper: no idle_timeout (kept default)",
             "trailing_ends": f'{ENGINES}: eKuiper: "Sliding windows cover [t - size, t], closed '
             'at both ends"',
+            "trailing_cadence": "not applicable to ekuiper: SLIDINGWINDOW has no every (kept "
+            "default)",
             "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",

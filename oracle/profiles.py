@@ -123,6 +123,8 @@ TENZIR = Profile(
         f"not stated; the article prints [first, last], {ARTICLE})",
         "trailing_ends": f'{ENGINES}: Tenzir: "one window per event covering the inclusive '
         'interval [t - size, t]"',
+        "trailing_cadence": f'{ENGINES}: Tenzir: "optionally on an every cadence" (not described '
+        "further; chosen: every after the previous trigger)",
         **_other_engines("Tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
@@ -176,6 +178,7 @@ FLINK = Profile(
         "session_ends": f"{ARTICLE}: \"(user_id, session_start) -> (session_end, aggregate)\"; "
         "Flink's TimeWindow(first, last + gap)",
         "trailing_ends": "not applicable (Flink has no trailing windows)",
+        "trailing_cadence": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
     },
     kinds=("fixed", "session"),
@@ -230,6 +233,7 @@ SPARK_PROFILE = Profile(
         "an evicted session is gone from the state store, so a row touching it starts a new one",
         "session_ends": f'{SPARK}: "Sessions use last_event + gap as their end."',
         "trailing_ends": "not applicable (Spark has no trailing windows)",
+        "trailing_cadence": "not applicable (Spark has no trailing windows)",
         **_other_engines("Spark"),
     },
     kinds=("fixed", "session"),

@@ -36,6 +36,7 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "closed_session": ("late", "new_session"),
     "session_ends": ("events", "gap"),
     "trailing_ends": ("closed", "left_open"),
+    "trailing_cadence": ("since_last", "grid"),
     # issue 4 (kdb, timeplus, ekuiper profiles)
     "passthrough_close": ("end", "lateness"),
     "timeout_closes": ("latest", "all"),
@@ -78,6 +79,8 @@ RULE_DOCS: Final[dict[str, str]] = {
     "session_ends": "a session reports [first, last] event times, both included (events), or "
     "[first, last + gap), end excluded (gap)",
     "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
+    "trailing_cadence": "with every, an event triggers when it is at least every after its group's "
+    "previous trigger (since_last) or in a later epoch-aligned every bucket than it (grid)",
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
     "(end), or still at end + lateness (lateness)",
     "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
@@ -117,6 +120,7 @@ class Rules:
     closed_session: str = "late"
     session_ends: str = "events"
     trailing_ends: str = "closed"
+    trailing_cadence: str = "since_last"
     passthrough_close: str = "end"
     timeout_closes: str = "latest"
     where_placement: str = "after"

@@ -81,6 +81,7 @@ TIMEPLUS = register(
             "closed_session": f'{TIMEPLUS_PAGE}: "Any late events that belong to this now-closed '
             'window will be discarded."',
             "trailing_ends": "not applicable to timeplus: no per-event windows (kept default)",
+            "trailing_cadence": "not applicable to timeplus: no per-event windows (kept default)",
             "passthrough_close": "not applicable to timeplus (a kdb+ rule; kept default)",
             "where_placement": "not applicable to timeplus (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",

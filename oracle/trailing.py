@@ -6,7 +6,9 @@ group's events earlier in stream order with a time in it, and the trigger itself
 with duplicate timestamps only the events up to the trigger in stream order. It is
 emitted at once (reason ``close``). Without ``every`` each event triggers; with
 ``every`` an event triggers when it is at least ``every`` after the previous trigger
-of its group, and an event that ends up in no emitted window is dropped with reason
+of its group (rule ``trailing_cadence``; or, ``grid``, when it lies in a later
+epoch-aligned ``every`` bucket than that trigger), and an event that ends up in no emitted
+window is dropped with reason
 ``no_window`` (as soon as a trigger passes it, or at end of input). There is no
 late drop: every event is in its own window or waits for the next trigger.
 
@@ -47,6 +49,7 @@ class TrailingOperator(Operator):
         self.size_ms = spec.size_ms
         self.every_ms = spec.every_ms
         self.closed = ctx.rules.trailing_ends == "closed"
+        self.grid = ctx.rules.trailing_cadence == "grid"
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
@@ -58,8 +61,9 @@ class TrailingOperator(Operator):
         if key is None:
             key = group.state = TrailingKey()
         insort(key.events, (t_ms, event.seq, event.payload), key=_time_seq)
-        every = self.every_ms
-        if every is not None and key.last_trigger_ms is not None and t_ms < key.last_trigger_ms + every:
+        if self.every_ms is not None and key.last_trigger_ms is not None and not self.triggers(
+            t_ms, key.last_trigger_ms, self.every_ms
+        ):
             key.waiting.append((t_ms, event.seq))
             return
         key.last_trigger_ms = t_ms
@@ -80,6 +84,13 @@ class TrailingOperator(Operator):
             self.aggregator.add(state, payload)
         for row in self.aggregator.rows(state, start_ms, t_ms):
             out.append(Emission(ref, group.value, row, "close", ctx.after_seq, ctx.wall_ms))
+
+    def triggers(self, t_ms: int, last_trigger_ms: int, every_ms: int) -> bool:
+        """Rule trailing_cadence: does an event at ``t_ms`` trigger after one at ``last_trigger_ms``?
+        Either way triggers only move forward in time."""
+        if self.grid:  # a later epoch-aligned bucket [k * every, (k + 1) * every)
+            return t_ms // every_ms > last_trigger_ms // every_ms
+        return t_ms >= last_trigger_ms + every_ms
 
     def _drop_passed(self, key: TrailingKey, start_ms: int, out: list[Output]) -> None:
         """Waiting events this trigger covers are delivered; those before it never will be

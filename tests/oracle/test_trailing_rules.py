@@ -63,6 +63,28 @@ def test_every_cadence_delivers_waiting_events_the_next_window_covers() -> None:
     assert result.drops == []
 
 
+@pytest.mark.parametrize(
+    ("cadence", "expected", "dropped"),
+    [
+        ("since_last", [(1, 3, [0]), (6, 8, [2])], [1, 3]),
+        ("grid", [(1, 3, [0]), (3, 5, [0, 1]), (8, 10, [2, 3])], []),
+    ],
+)
+def test_the_grid_cadence_is_the_alternative_reading_of_every(
+    cadence: str, expected: list[Any], dropped: list[int]
+) -> None:
+    # size 2, every 5; events 3, 5, 8, 10; buckets of 5: |0 ... 5|5 ... 10|10 ...
+    #   since_last: 3 triggers, 5 waits (< 3 + 5), 8 triggers, 10 waits (< 13): 5 and 10 in no window
+    #   grid:       3 triggers (bucket 0), 5 (bucket 1), 8 waits (bucket 1), 10 (bucket 2)
+    result = run(
+        Query(TrailingWindows(2, every_ms=5), aggregate=COUNT),
+        times(3, 5, 8, 10),
+        rules=Rules(trailing_cadence=cadence),
+    )
+    assert windows(result) == expected
+    assert [d.seq for d in result.drops] == dropped
+
+
 def test_trailing_windows_are_per_group() -> None:
     events = numbered([{"ts": 0, "k": "a", "i": 0}, {"ts": 1, "k": "b", "i": 1}, {"ts": 2, "k": "a", "i": 2}])
     result = run(Query(TrailingWindows(5), group_by=("k",), aggregate=COUNT), events)
