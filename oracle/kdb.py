@@ -127,15 +127,18 @@ class _Frontier:
     """The trigger state shared by the keys on one clock (rule ``clock_scope``).
 
     ``next_start_ms``: start of the earliest window not yet triggered (records before it are
-    late); set by the earliest record of the first batch. ``max_ms``: largest timestamp seen in finished batches.
+    late); set by the earliest record of the first batch, as is ``first_start_ms`` (the first
+    window's start). ``max_ms``: largest timestamp seen in finished batches.
     """
 
     __slots__ = (
-        "batch_max_ms", "buffers", "last_emit_wall_ms", "max_ms", "next_start_ms", "settled"
+        "batch_max_ms", "buffers", "first_start_ms", "last_emit_wall_ms", "max_ms",
+        "next_start_ms", "settled",
     )
 
     def __init__(self, wall_ms: int) -> None:
         self.next_start_ms: int | None = None
+        self.first_start_ms: int | None = None
         self.max_ms: int | None = None
         self.batch_max_ms: int | None = None
         self.last_emit_wall_ms = wall_ms
@@ -183,6 +186,9 @@ class KdbTimeOperator(Operator):
         offset = 0 if passthrough_end else spec.lateness_ms
         self.close_offset_ms = offset + (1 if ctx.rules.close_at == "passes" else 0)
         self.skip_empty = spec.skip_empty_windows or ctx.rules.empty_windows == "skip"
+        # K2's alternative (rule hopping_first_windows): the first window starts at the period
+        # holding the first record, and no earlier window exists
+        self.from_first_hop = ctx.rules.hopping_first_windows == "from_first_hop"
         self._stream = _Frontier(ctx.wall_ms) if ctx.rules.clock_scope == "stream" else None
         self._frontiers: list[_Frontier] = [] if self._stream is None else [self._stream]
         self._touched: list[_Buffer] = []
@@ -209,12 +215,17 @@ class KdbTimeOperator(Operator):
         frontier = buffer.frontier
         record = _Record(t_ms, event.seq, event.payload)
         if not frontier.settled:  # the first window holds the first batch's earliest record
-            first = self.spec.first_start(t_ms)
+            first = t_ms - t_ms % self.period_ms if self.from_first_hop else self.spec.first_start(t_ms)
             if frontier.next_start_ms is None or first < frontier.next_start_ms:
-                frontier.next_start_ms = first
+                frontier.next_start_ms = frontier.first_start_ms = first
         next_start = frontier.next_start_ms
-        assert next_start is not None
-        if t_ms < next_start:
+        assert next_start is not None and frontier.first_start_ms is not None
+        if self.from_first_hop and t_ms < frontier.first_start_ms:
+            out.append(Drop(record.seq, "no_window", (), f"event time {t_ms} is before the first "
+                            f"window, which starts at the first record's period "
+                            f"{frontier.first_start_ms} (rule hopping_first_windows: "
+                            "from_first_hop)"))
+        elif t_ms < next_start:
             if self.spec.passthrough:
                 buffer.late.append(record)
             else:

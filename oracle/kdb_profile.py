@@ -78,7 +78,9 @@ KDB = register(
             "timeout_closes": "not applicable to kdb (a Timeplus EMIT TIMEOUT rule; kept default)",
             "where_placement": "not applicable to kdb (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to kdb (an eKuiper rule; kept default)",
-            "hopping_first_windows": "not applicable to kdb (an eKuiper rule; kept default)",
+            "hopping_first_windows": f'{KDB_PAGE}: "A window is triggered when a timestamp is '
+            'encountered past the end of that window." (where windows start before the first '
+            "record is not said; chosen: the earliest window holding it, K2)",
             "count_window_end": "not applicable to kdb (an eKuiper rule; kept default)",
         },
         kinds=("fixed", "count", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global",

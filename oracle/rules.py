@@ -90,9 +90,10 @@ RULE_DOCS: Final[dict[str, str]] = {
     "engine)",
     "first_window": "eKuiper's first event-time window starts on the aligned grid (aligned, the "
     "page) or at the first event (tumbling) / first event - hop (hopping) (first_event, the engine)",
-    "hopping_first_windows": "eKuiper's event-time hopping windows: every aligned window holding "
-    "the first event opens (all, the page) or none starting before the first event's hop "
-    "(from_first_hop, the engine's incremental operator; earlier records are dropped, no_window)",
+    "hopping_first_windows": "eKuiper's event-time hopping and kdb's sliding windows: every "
+    "aligned window holding the first event opens (all) or none starting before the first "
+    "event's hop (from_first_hop: eKuiper's incremental operator, kdb's other reading of K2); "
+    "earlier records are dropped, no_window",
     "count_window_end": "eKuiper's window_end() in a count window: none, count windows have no "
     "times (none, the page) or the wall time of the trigger (trigger_wall, the engine)",
 }

@@ -57,6 +57,27 @@ def test_empty_windows_are_emitted_unless_skipped() -> None:
     assert skipped == [(0, 10, [1], "close"), (30, 40, [35], "end_of_input")]
 
 
+@pytest.mark.parametrize(
+    ("reading", "spans", "dropped"),
+    [
+        ("all", [(0, 10, [7, 3]), (5, 15, [7])], []),
+        ("from_first_hop", [(5, 15, [7])], [1]),
+    ],
+)
+def test_where_the_first_sliding_window_starts_is_an_option(
+    reading: str, spans: list[Any], dropped: list[int]
+) -> None:
+    # sliding, period 5, duration 10; batches [7] [3] [30]
+    #   0    5    10   15
+    #   |  3 | 7  |    |      all (K2's reading): [0,10) holds 7, so 3 joins it
+    #        | 7  |    |      from_first_hop: the first window starts at 7's period, 5; 3 in none
+    result = kdb_run(KdbTimeWindows(5, 10, on="t"), batches([7], [3], [30]),
+                     rules=KDB.with_overrides({"hopping_first_windows": reading}))
+    assert [w[:3] for w in windows(result)][: len(spans)] == spans
+    assert [d.seq for d in result.drops] == dropped
+    assert all(d.reason == "no_window" for d in result.drops)
+
+
 def test_close_at_passes_is_the_alternative_reading_of_exceeds() -> None:
     # "exceeds the sum of the start time, the window duration, and the lateness": 12 does not
     # exceed 0 + 10 + 2, so [0, 10) stays open and the 9 is kept
