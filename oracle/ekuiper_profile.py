@@ -98,6 +98,7 @@ EKUIPER = register(
             "trailing_cadence": "not applicable to ekuiper: SLIDINGWINDOW has no every (kept "
             "default)",
             "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
+            "idle_timer_elapsed": "not applicable to ekuiper (a kdb+ timer rule; kept default)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },

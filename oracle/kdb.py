@@ -384,6 +384,12 @@ class KdbTimeOperator(Operator):
         frontier.last_emit_wall_ms = ctx.wall_ms
 
     # --- K9: the idle timer, every period of wall time
+    def _timer_elapsed(self, since_ms: int) -> bool:
+        """K9, rule idle_timer_elapsed: has the time since the last emission "exceeded" the period?"""
+        if self.rules.idle_timer_elapsed == "passes":
+            return since_ms > self.period_ms
+        return since_ms >= self.period_ms
+
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
         period = self.period_ms
         while self._next_tick_ms <= ctx.wall_ms:
@@ -394,7 +400,7 @@ class KdbTimeOperator(Operator):
                 continue
             for frontier in self._frontiers:
                 start = frontier.next_start_ms
-                if start is None or tick - frontier.last_emit_wall_ms < period:
+                if start is None or not self._timer_elapsed(tick - frontier.last_emit_wall_ms):
                     continue
                 emitted = False
                 for buffer in frontier.buffers:

@@ -37,6 +37,7 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "session_ends": ("events", "gap"),
     "trailing_ends": ("closed", "left_open"),
     "trailing_cadence": ("since_last", "grid"),
+    "idle_timer_elapsed": ("reaches", "passes"),
     # issue 4 (kdb, timeplus, ekuiper profiles)
     "passthrough_close": ("end", "lateness"),
     "timeout_closes": ("latest", "all"),
@@ -79,6 +80,8 @@ RULE_DOCS: Final[dict[str, str]] = {
     "session_ends": "a session reports [first, last] event times, both included (events), or "
     "[first, last + gap), end excluded (gap)",
     "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
+    "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
+    "reaches the period (reaches) or exceeds it (passes)",
     "trailing_cadence": "with every, an event triggers when it is at least every after its group's "
     "previous trigger (since_last) or in a later epoch-aligned every bucket than it (grid)",
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
@@ -122,6 +125,7 @@ class Rules:
     session_ends: str = "events"
     trailing_ends: str = "closed"
     trailing_cadence: str = "since_last"
+    idle_timer_elapsed: str = "reaches"
     passthrough_close: str = "end"
     timeout_closes: str = "latest"
     where_placement: str = "after"

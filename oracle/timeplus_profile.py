@@ -87,6 +87,7 @@ TIMEPLUS = register(
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
             "hopping_first_windows": "not applicable to timeplus (an eKuiper rule; kept default)",
             "count_window_end": "not applicable to timeplus (an eKuiper rule; kept default)",
+            "idle_timer_elapsed": "not applicable to timeplus (a kdb+ timer rule; kept default)",
         },
         kinds=("fixed", "session", "timeplus"),
     )

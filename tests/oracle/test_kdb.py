@@ -6,6 +6,7 @@ Timelines: times on the axis, `|` window bounds, `^` the batch's largest timesta
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,9 +26,12 @@ from windtunnel.oracle import (
 from windtunnel.oracle.errors import InvalidInput
 from windtunnel.oracle.kdb import KdbTimeWindows
 from windtunnel.oracle.kdb_count import KdbCountWindows, KdbGlobalWindows, KdbTimerWindows
+from windtunnel.oracle.scenario import load_yaml
 from windtunnel.oracle.stream import Event
 
 from .kdb_helpers import KDB, VALS, batches, kdb_run, scenario, times, windows
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_period_longer_than_duration_is_rejected() -> None:
@@ -76,6 +80,20 @@ def test_where_the_first_sliding_window_starts_is_an_option(
     assert [w[:3] for w in windows(result)][: len(spans)] == spans
     assert [d.seq for d in result.drops] == dropped
     assert all(d.reason == "no_window" for d in result.drops)
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "timer_walls"),
+    [("reaches", [5_000, 10_000, 15_000, 25_000]), ("passes", [10_000, 25_000])],
+)
+def test_the_idle_timers_exceeds_can_be_read_strictly(elapsed: str, timer_walls: list[int]) -> None:
+    # examples/kdb-idle-timer.yaml: ticks every 5 s; "exceeds the period" as >= emits at ticks
+    # 5, 10, 15 and 25 (20 is 4 s after the close at 16); as > a tick exactly one period after
+    # the last emission waits: 5 (5 s after the start), 15 (5 s after 10) emit nothing
+    data = load_yaml((EXAMPLES / "kdb-idle-timer.yaml").read_text())
+    data["rules"] = {"idle_timer_elapsed": elapsed}
+    result = replay(parse_scenario(data))
+    assert [e.wall_ms for e in result.emissions if e.reason == "timer"] == timer_walls
 
 
 def test_close_at_passes_is_the_alternative_reading_of_exceeds() -> None:
