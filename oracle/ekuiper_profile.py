@@ -99,6 +99,7 @@ EKUIPER = register(
             "default)",
             "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
             "idle_timer_elapsed": "not applicable to ekuiper (a kdb+ timer rule; kept default)",
+            "update_delay": "not applicable to ekuiper (a Timeplus EMIT rule; kept default)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },

@@ -82,6 +82,7 @@ KDB = register(
             'encountered past the end of that window." (where windows start before the first '
             "record is not said; chosen: the earliest window holding it, K2)",
             "count_window_end": "not applicable to kdb (an eKuiper rule; kept default)",
+            "update_delay": "not applicable to kdb (a Timeplus EMIT rule; kept default)",
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '
             'exceeds the period" (read as >=: the sliding example emits at three consecutive '
             "ticks, K9)",

@@ -88,6 +88,7 @@ def _other_engines(engine: str) -> dict[str, str]:
         "hopping_first_windows": f"not applicable to {engine} (an eKuiper rule; kept default)",
         "count_window_end": f"not applicable to {engine} (an eKuiper rule; kept default)",
         "idle_timer_elapsed": f"not applicable to {engine} (a kdb+ timer rule; kept default)",
+        "update_delay": f"not applicable to {engine} (a Timeplus EMIT rule; kept default)",
     }
 
 

@@ -38,6 +38,7 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "trailing_ends": ("closed", "left_open"),
     "trailing_cadence": ("since_last", "grid"),
     "idle_timer_elapsed": ("reaches", "passes"),
+    "update_delay": ("immediate", "delayed"),
     # issue 4 (kdb, timeplus, ekuiper profiles)
     "passthrough_close": ("end", "lateness"),
     "timeout_closes": ("latest", "all"),
@@ -82,6 +83,9 @@ RULE_DOCS: Final[dict[str, str]] = {
     "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
     "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
     "reaches the period (reaches) or exceeds it (passes)",
+    "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
+    "(immediate) or once the event-time clock is d past the largest time seen when the window "
+    "changed (delayed)",
     "trailing_cadence": "with every, an event triggers when it is at least every after its group's "
     "previous trigger (since_last) or in a later epoch-aligned every bucket than it (grid)",
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
@@ -126,6 +130,7 @@ class Rules:
     trailing_ends: str = "closed"
     trailing_cadence: str = "since_last"
     idle_timer_elapsed: str = "reaches"
+    update_delay: str = "immediate"
     passthrough_close: str = "end"
     timeout_closes: str = "latest"
     where_placement: str = "after"

@@ -44,7 +44,7 @@ def timeplus_from_session(spec: SessionWindows) -> TimeplusWindows:
 
 class _Window:
     __slots__ = ("changed", "end_ms", "first_ms", "group", "last_ms", "last_rows", "payloads",
-                 "start_ms", "state")
+                 "start_ms", "state", "update_due_ms")
 
     def __init__(self, group: Group, start_ms: int, end_ms: int, state: Any) -> None:
         self.group = group
@@ -54,6 +54,7 @@ class _Window:
         self.last_ms = start_ms  # sessions: the latest event time in it
         self.state = state
         self.changed = False  # received events since its last update emission
+        self.update_due_ms: int | None = None  # rule update_delay: delayed: when it may go out
         self.last_rows: list[dict[str, Any]] | None = None
         self.payloads: list[tuple[int, Any]] = []  # (seq, payload), kept for session merges
 
@@ -222,10 +223,22 @@ class TimeplusOperator(Operator):
             if stream.max_ms is None or top > stream.max_ms:
                 stream.max_ms = top
             if self.emit.mode == "update" and self._batch_ms is None:
-                for window in self._ordered(w for w in stream.windows if w.changed):
+                for window in self._ordered(self._updates_due(stream)):
                     self._update(window, ctx, ctx.wall_ms, out)
             watermark = stream.max_ms - self.emit.delay_ms
             self._close_until(stream, watermark, ctx, ctx.wall_ms, out)
+
+    def _updates_due(self, stream: _Stream) -> list[_Window]:
+        """TP7, rule update_delay: the changed windows whose update goes out at this insert:
+        all (immediate), or those whose clock is ``delay`` past their change (delayed)."""
+        changed = [w for w in stream.windows if w.changed]
+        if self.rules.update_delay == "immediate":
+            return changed
+        assert stream.max_ms is not None
+        for window in changed:
+            if window.update_due_ms is None:
+                window.update_due_ms = stream.max_ms + self.emit.delay_ms
+        return [w for w in changed if w.update_due_ms is not None and w.update_due_ms <= stream.max_ms]
 
     def _close_until(self, stream: _Stream, watermark: int, ctx: Context, wall_ms: int,
                      out: list[Output], reason: str = "close") -> None:
@@ -254,6 +267,7 @@ class TimeplusOperator(Operator):
     def _update(self, window: _Window, ctx: Context, wall_ms: int, out: list[Output]) -> None:
         assert self.aggregator is not None
         window.changed = False
+        window.update_due_ms = None
         end = window.last_ms + 1 if self.session else window.end_ms  # open session: max_ts + 1
         rows = self.aggregator.rows(window.state, window.start_ms, end)
         if self._batch_ms is not None and rows == window.last_rows:

@@ -6,6 +6,7 @@ Timelines: event times on the axis, `|` window bounds; `B1`, `B2` mark inserted 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +19,11 @@ from windtunnel.oracle import (
     InvalidSpec,
     Query,
     profile_named,
+    replay,
     run,
 )
 from windtunnel.oracle.results import Result
+from windtunnel.oracle.scenario import load_yaml, parse_scenario
 from windtunnel.oracle.spec import NOW
 from windtunnel.oracle.stream import Event, numbered
 from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, parse_emit
@@ -275,3 +278,25 @@ def test_an_update_pending_when_the_wall_clock_closes_a_window_is_emitted() -> N
                     Event(3, {}, at_ms=1)))]
     result = tp_run(TimeplusWindows("tumble", 1, on=NOW, emit=EmitPolicy("update")), items)
     assert summary(result) == [(0, 1, 3, "update"), (1, 2, 1, "update")]
+
+
+@pytest.mark.parametrize(
+    ("delay", "updates"),
+    [
+        ("immediate", [((0, 5), 10), ((5, 10), 5), ((0, 5), 30), ((5, 10), 7)]),
+        ("delayed", [((0, 5), 10), ((0, 5), 30), ((5, 10), 7)]),
+    ],
+)
+def test_updates_can_wait_the_delay(delay: str, updates: list[Any]) -> None:
+    # examples/timeplus-on-update-with-delay.yaml (tumble 5 s, WITH DELAY 2s), batches a@1 a@6
+    # a@3 a@8 a@2. delayed: an update waits until the clock is 2 s past the largest time seen
+    # when its window changed: [0,5) changed at max 1 goes out at a@6 (max 6 >= 3); a@3 changes it
+    # again at max 6, out at a@8 (8 >= 8) with [5,10), which changed at max 6 and then at 8
+    # (its 5 is never sent alone); a@2 is late either way
+    data = load_yaml((Path(__file__).resolve().parents[2] / "examples"
+                      / "timeplus-on-update-with-delay.yaml").read_text())
+    data["rules"] = {"update_delay": delay}
+    result = replay(parse_scenario(data))
+    assert [((e.window.start_ms // 1000, e.window.end_ms // 1000), e.row["max_cpu"])
+            for e in result.emissions] == updates
+    assert [(d.seq, d.reason) for d in result.drops] == [(4, "late")]
