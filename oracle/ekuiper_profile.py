@@ -100,6 +100,8 @@ EKUIPER = register(
             "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
             "idle_timer_elapsed": "not applicable to ekuiper (a kdb+ timer rule; kept default)",
             "update_delay": "not applicable to ekuiper (a Timeplus EMIT rule; kept default)",
+            "session_cap": "not applicable to ekuiper: its own operator cuts sessions at grid "
+            "ticks (kept default)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },

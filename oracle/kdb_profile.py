@@ -83,6 +83,7 @@ KDB = register(
             "record is not said; chosen: the earliest window holding it, K2)",
             "count_window_end": "not applicable to kdb (an eKuiper rule; kept default)",
             "update_delay": "not applicable to kdb (a Timeplus EMIT rule; kept default)",
+            "session_cap": "not applicable to kdb: it has no session windows (kept default)",
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '
             'exceeds the period" (read as >=: the sliding example emits at three consecutive '
             "ticks, K9)",

@@ -127,6 +127,8 @@ TENZIR = Profile(
         'interval [t - size, t]"',
         "trailing_cadence": f'{ENGINES}: Tenzir: "optionally on an every cadence" (not described '
         "further; chosen: every after the previous trigger)",
+        "session_cap": f'{ENGINES}: Tenzir: "an optional cap given as a duration" (its comparison '
+        "is not described; chosen: [first, first + d) like a fixed window, S5)",
         **_other_engines("Tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
@@ -181,6 +183,7 @@ FLINK = Profile(
         "Flink's TimeWindow(first, last + gap)",
         "trailing_ends": "not applicable (Flink has no trailing windows)",
         "trailing_cadence": "not applicable (Flink has no trailing windows)",
+        "session_cap": "not applicable (Flink sessions have no caps)",
         **_other_engines("Flink"),
     },
     kinds=("fixed", "session"),
@@ -236,6 +239,7 @@ SPARK_PROFILE = Profile(
         "session_ends": f'{SPARK}: "Sessions use last_event + gap as their end."',
         "trailing_ends": "not applicable (Spark has no trailing windows)",
         "trailing_cadence": "not applicable (Spark has no trailing windows)",
+        "session_cap": "not applicable (Spark sessions have no caps)",
         **_other_engines("Spark"),
     },
     kinds=("fixed", "session"),

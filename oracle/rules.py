@@ -39,6 +39,7 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "trailing_cadence": ("since_last", "grid"),
     "idle_timer_elapsed": ("reaches", "passes"),
     "update_delay": ("immediate", "delayed"),
+    "session_cap": ("reaches", "passes"),
     # issue 4 (kdb, timeplus, ekuiper profiles)
     "passthrough_close": ("end", "lateness"),
     "timeout_closes": ("latest", "all"),
@@ -83,6 +84,9 @@ RULE_DOCS: Final[dict[str, str]] = {
     "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
     "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
     "reaches the period (reaches) or exceeds it (passes)",
+    "session_cap": "a session's max_duration d: events join while its span stays < d and it is "
+    "final when the clock reaches first + d + tolerance (reaches), or join while the span is <= d "
+    "and final when the clock passes that point (passes)",
     "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
     "(immediate) or once the event-time clock is d past the largest time seen when the window "
     "changed (delayed)",
@@ -131,6 +135,7 @@ class Rules:
     trailing_cadence: str = "since_last"
     idle_timer_elapsed: str = "reaches"
     update_delay: str = "immediate"
+    session_cap: str = "reaches"
     passthrough_close: str = "end"
     timeout_closes: str = "latest"
     where_placement: str = "after"

@@ -4,7 +4,7 @@ Two events join when at most ``gap`` apart (rule ``session_gap``: inclusive by d
 a later-arriving event that bridges two open sessions merges them into one, emitted
 once. A session is final when the clock reaches its close point (rule
 ``session_close_at``: by default strictly past ``last + gap + tolerance``), or
-``first + max_duration + tolerance`` under a duration cap; the event reaching
+``first + max_duration + tolerance`` under a duration cap (rule ``session_cap``); the event reaching
 ``max_events`` closes it at once. Each rule below is cited in docs/semantics.md.
 
 A session keeps its events (seq, payload) and is aggregated when emitted, so merged
@@ -79,6 +79,8 @@ class SessionOperator(Operator):
         self.gap_ms = spec.gap_ms
         self.tolerance_ms = spec.tolerance_ms
         self.max_duration_ms = spec.max_duration_ms
+        # rule session_cap: the span may reach the cap (passes) or must stay under it (reaches)
+        self._cap_slack_ms = 1 if rules.session_cap == "passes" else 0
         self.max_events = spec.max_events
         self.idle_ms = spec.idle_timeout_ms
         self.inclusive = rules.session_gap == "inclusive"
@@ -102,7 +104,8 @@ class SessionOperator(Operator):
         """The smallest clock value at which a session spanning first..last is final."""
         point = last_ms + self.gap_ms + self._gap_offset
         if self.max_duration_ms is not None:
-            point = min(point, first_ms + self.max_duration_ms + self.tolerance_ms)
+            cap_point = first_ms + self.max_duration_ms + self.tolerance_ms + self._cap_slack_ms
+            point = min(point, cap_point)
         return point
 
     # --- rule session_gap ------------------------------------------------------------------
@@ -115,14 +118,15 @@ class SessionOperator(Operator):
 
     def _joined(self, sessions: list[Session], t_ms: int) -> list[Session]:
         """The touching sessions the event joins: under a duration cap only those whose
-        combined span with the event stays under ``max_duration``, earliest first."""
+        combined span with the event stays under ``max_duration`` (or reaches it, rule
+        ``session_cap: passes``), earliest first."""
         cap = self.max_duration_ms
         if cap is None:
             return sessions
         lo = hi = t_ms
         joined = []
         for session in sorted(sessions, key=lambda s: (s.first_ms, s.opened)):
-            if max(hi, session.last_ms) - min(lo, session.first_ms) < cap:
+            if max(hi, session.last_ms) - min(lo, session.first_ms) < cap + self._cap_slack_ms:
                 joined.append(session)
                 lo, hi = min(lo, session.first_ms), max(hi, session.last_ms)
         return joined

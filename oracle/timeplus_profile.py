@@ -88,6 +88,8 @@ TIMEPLUS = register(
             "hopping_first_windows": "not applicable to timeplus (an eKuiper rule; kept default)",
             "count_window_end": "not applicable to timeplus (an eKuiper rule; kept default)",
             "idle_timer_elapsed": "not applicable to timeplus (a kdb+ timer rule; kept default)",
+            "session_cap": "not applicable to timeplus: its own operator applies max_size "
+            "(kept default)",
             "update_delay": f'{TIMEPLUS_PAGE}: "Similar to EMIT ON UPDATE, but includes a delay '
             'to allow late events before emitting incremental updates." (whether the updates '
             "wait is not said; chosen: they do not, the delay moves the watermark, TP7)",

@@ -119,6 +119,26 @@ def test_max_events_the_event_reaching_the_cap_joins_and_closes_the_session() ->
     assert (result.emissions[0].reason, result.emissions[0].after_seq) == ("close", 2)
 
 
+@pytest.mark.parametrize(
+    ("cap_rule", "expected", "late"),
+    [
+        # reaches: 5 would make the span 5, not < 5: it starts (5); (0) is final when the clock
+        # reaches 0 + 5; 6 touches the emitted (0) and is late (S4)
+        ("reaches", [(0, 0, 1), (5, 5, 1)], [2]),
+        # passes: 5 joins (span 5 <= 5); 6 would make it 6 and starts (6); (0 5) is final once
+        # the clock passes 5
+        ("passes", [(0, 5, 2), (6, 6, 1)], []),
+    ],
+)
+def test_the_duration_caps_comparison_is_an_option(
+    cap_rule: str, expected: list[Any], late: list[int]
+) -> None:
+    # gap 10, max_duration 5, events 0 5 6
+    result = run(query(10, max_duration_ms=5), times(0, 5, 6), rules=Rules(session_cap=cap_rule))
+    assert sessions(result) == expected
+    assert [d.seq for d in result.drops] == late
+
+
 def test_max_duration_caps_a_session_measured_from_its_first_event() -> None:
     # gap 10, max_duration 5: 6 - 0 >= 5 -> new session; (0 3) closes when the clock reaches 5
     result = run(query(10, max_duration_ms=5), times(0, 3, 6))
