@@ -110,7 +110,49 @@ def test_stop_and_restart_at_several_points_loses_and_duplicates_nothing(
     (commits / "3").unlink()  # micro-batch 3 runs again on restart
     (commits / ".3.crc").unlink(missing_ok=True)  # with its checksum, as if never written
     assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint) == [3, 4, 5]
+    assert state_files(checkpoint, ".changelog")  # the restart committed the new way
     run = committed(spark, out, scenario, fed)
     assert compare_with_oracle(scenario, run) == []
     assert len(run.result) == len(oracle)
 
+
+
+SPARK_DEFAULT_FILES = {
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "false",
+    "spark.sql.streaming.checkpointFileManagerClass": (
+        "org.apache.spark.sql.execution.streaming.checkpointing.FileContextBasedCheckpointFileManager"
+    ),
+}
+"""Spark's own defaults for the settings ``spark_session`` changes (windtunnel before them)."""
+
+
+def state_files(checkpoint: Path, suffix: str) -> list[str]:
+    """Names of the operator state's files ending in ``suffix`` (RocksDB snapshots ``.zip``,
+    changelogs ``.changelog``)."""
+    return [p.name for p in (checkpoint / "state").rglob(f"*{suffix}") if p.is_file()]
+
+
+def test_a_checkpoint_written_with_sparks_default_file_settings_restarts_under_ours(
+    spark, tmp_path
+) -> None:
+    # micro-batches 0..2 under Spark's defaults (snapshot commits, FileContext files), the rest
+    # under spark_session's settings (changelog commits, FileSystem files), one checkpoint
+    scenario = parse_scenario(stream(seed=4, idle=False))
+    oracle = replay(scenario)
+    fed = feed(scenario.items, scenario.query.group_by, buckets=BUCKETS, micro_batch=1)
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    ours = {name: spark.conf.get(name) for name in SPARK_DEFAULT_FILES}
+    assert ours != SPARK_DEFAULT_FILES
+    for name, value in SPARK_DEFAULT_FILES.items():
+        spark.conf.set(name, value)
+    try:
+        assert run_piece(spark, fed, scenario, 3, out, checkpoint) == [0, 1, 2]
+        assert state_files(checkpoint, ".zip") and not state_files(checkpoint, ".changelog")
+    finally:
+        for name, value in ours.items():
+            spark.conf.set(name, value)
+    assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint) == [3, 4, 5]
+    assert state_files(checkpoint, ".changelog")  # the restart committed the new way
+    run = committed(spark, out, scenario, fed)
+    assert compare_with_oracle(scenario, run) == []
+    assert len(run.result) == len(oracle)
