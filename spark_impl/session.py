@@ -21,12 +21,7 @@ from windtunnel.oracle.errors import EngineUnavailable
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
-BASE_CONF = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
+SPEED_CONF = {
     # RocksDB commits write a changelog instead of uploading a snapshot every micro-batch
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     # Arrow batches to Python are bounded by maxRecordsPerBatch alone; a byte bound makes
@@ -39,8 +34,18 @@ BASE_CONF = {
         "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
     ),
 }
-"""Settings for a local or cluster session (Connect sessions take the server's).
-The last three are speed settings; docs/spark.md ("Speed") gives their measured effect."""
+"""Speed settings (docs/spark.md, "Speed", gives their measured effect). For a session you
+build yourself: ``SparkSession.builder.config(map=SPEED_CONF)``."""
+
+BASE_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    **SPEED_CONF,
+}
+"""Settings for a local or cluster session (Connect sessions take the server's)."""
 
 
 LOG_ENV = "WINDTUNNEL_SPARK_LOG"

@@ -26,6 +26,7 @@ from windtunnel.spark_impl.feed import feed
 from windtunnel.spark_impl.replay import SparkRun, compare_with_oracle, scenario_window
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
 from windtunnel.spark_impl.scripted import scripted_stream
+from windtunnel.spark_impl.session import SPEED_CONF
 
 pytestmark = pytest.mark.spark
 
@@ -142,7 +143,7 @@ def test_a_checkpoint_written_with_sparks_default_file_settings_restarts_under_o
     fed = feed(scenario.items, scenario.query.group_by, buckets=BUCKETS, micro_batch=1)
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     ours = {name: spark.conf.get(name) for name in SPARK_DEFAULT_FILES}
-    assert ours != SPARK_DEFAULT_FILES
+    assert ours == {name: SPEED_CONF[name] for name in SPARK_DEFAULT_FILES}  # spark_session's
     for name, value in SPARK_DEFAULT_FILES.items():
         spark.conf.set(name, value)
     try:
