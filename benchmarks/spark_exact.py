@@ -40,7 +40,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from windtunnel.oracle import Aggregation, FixedWindows, Query
+
 MINUTE_MS = 60_000
+QUERY = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+"""Count per key per 1-minute tumbling window of ``ts``, for the exact operator and the oracle."""
 HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 
 
@@ -91,19 +95,16 @@ def stock_query(spark: Any, directory: Path) -> Any:
 
 
 def exact_query(spark: Any, directory: Path, fast: bool = True) -> Any:
-    from windtunnel.oracle import Aggregation, FixedWindows, Query
     from windtunnel.spark_impl.operator import apply_window
 
-    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    return apply_window(source(spark, directory), query, seq="seq", arrival_ms="arrival_ms", fast=fast)
+    return apply_window(source(spark, directory), QUERY, seq="seq", arrival_ms="arrival_ms", fast=fast)
 
 
 def floor_query(spark: Any, directory: Path) -> Any:
     """The exact operator's pipeline with a processor that only reads its input."""
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    from windtunnel.oracle import Aggregation, FixedWindows, Query
-    from windtunnel.spark_impl.operator import spread_labels, typed_chunks
+    from windtunnel.spark_impl.operator import default_buckets, spread_labels, typed_chunks
     from windtunnel.spark_impl.schema import OUTPUT_DDL
 
     class ReadOnly(StatefulProcessor):  # type: ignore[misc]
@@ -118,11 +119,10 @@ def floor_query(spark: Any, directory: Path) -> Any:
         def close(self) -> None:
             pass
 
-    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    buckets = 2 * partitions  # apply_window's default
+    buckets = default_buckets(spark)
     chunks = typed_chunks(
-        source(spark, directory), query, buckets, spread_labels(buckets, partitions), "seq", "arrival_ms"
+        source(spark, directory), QUERY, buckets, spread_labels(buckets, partitions), "seq", "arrival_ms"
     )
     assert chunks is not None
     return chunks.groupBy("bucket").transformWithStateInPandas(
@@ -162,7 +162,6 @@ def run(frame: Any, sink: str = "noop", name: str | None = None) -> Timing:
 
 def check(spark: Any, table: pa.Table, directory: Path) -> None:
     """The exact operator's output over the stream equals the oracle's (no end of input)."""
-    from windtunnel.oracle import Aggregation, FixedWindows, Query
     from windtunnel.oracle.driver import Driver
     from windtunnel.oracle.engine import DEFAULT_RULES, operator_for
     from windtunnel.oracle.stream import Event
@@ -172,8 +171,7 @@ def check(spark: Any, table: pa.Table, directory: Path) -> None:
     run(exact_query(spark, directory), "memory", "bench_check")
     rows = [r.asDict() for r in spark.table("bench_check").collect()]
     spark.sql("DROP VIEW IF EXISTS bench_check")
-    query = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    driver = Driver(query, lambda q, c: operator_for(q, c, "tenzir"), DEFAULT_RULES)
+    driver = Driver(QUERY, lambda q, c: operator_for(q, c, "tenzir"), DEFAULT_RULES)
     expected: list[Any] = []
     data = table.to_pydict()
     for seq, at, ts, k in zip(data["seq"], data["arrival_ms"], data["ts"], data["k"], strict=True):

@@ -34,10 +34,6 @@ def eligible(query: Query, rules: Rules, profile: str) -> bool:
     )
 
 
-_UNHASHABLE = object()
-"""Marks the lookup of an unhashable group value (no payload value is this object)."""
-
-
 class _Key:
     __slots__ = ("next_offset", "value", "windows")
 
@@ -105,8 +101,8 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                 try:
                     key = keys.get(raw)
                     lookup: Any = raw
-                except TypeError:  # a list or mapping as the key value
-                    lookup = (_UNHASHABLE, hashable(raw))
+                except TypeError:  # a list or mapping as the key value (as fixed_fast.py keys it)
+                    lookup = hashable(raw)
                     key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(raw)

@@ -44,7 +44,12 @@ from windtunnel.oracle.errors import EngineUnavailable, InvalidInput, InvalidSpe
 from windtunnel.oracle.rules import Rules
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.oracle.spec import Query
-from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rules
+from windtunnel.spark_impl.operator import (
+    apply_window,
+    bucket_count,
+    check_rules,
+    default_buckets,
+)
 from windtunnel.spark_impl.schema import CLOCK, EVENT
 from windtunnel.spark_impl.sources import (
     JOB_INPUT_COLUMNS,
@@ -140,9 +145,8 @@ def windowed(
         raise InvalidSpec(
             "clock", clock, "the system clock needs a streaming source", "use clock arrival"
         )
-    spark = rows.sparkSession
     if buckets is None:
-        buckets = 2 * int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        buckets = default_buckets(rows.sparkSession)
     used = bucket_count(job.query, job.rules, buckets)
     if clock == "arrival" and used > 1:
         rows = _with_clock_rows(rows)

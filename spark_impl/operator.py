@@ -49,6 +49,11 @@ def check_rules(rules: Rules, profile: str = "tenzir") -> None:
         )
 
 
+def default_buckets(spark: Any) -> int:
+    """Buckets when ``apply_window`` is given none: twice ``spark.sql.shuffle.partitions``."""
+    return 2 * int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+
+
 def bucket_count(query: Query, rules: Rules, buckets: int) -> int:
     """Buckets actually used: one when the clock is stream-wide (ungrouped or clock_scope=stream)."""
     if not query.group_by or rules.clock_scope == "stream":
@@ -80,16 +85,14 @@ def prepare(
     """
     stream_cols = {c for c in (seq, arrival_ms, kind, after_seq, payload, "bucket") if c}
     payload_cols = [c for c in df.columns if c not in stream_cols]
-    kind_col: Column = F.coalesce(F.col(kind), F.lit(EVENT)) if kind else F.lit(EVENT)
+    kind_col = kind_column(kind)
     extra = typed_columns(df, query, payload_cols) if typed and not payload else []
     if extra:
         payload_col = F.lit(None).cast("string")
     elif payload:
         payload_col = F.col(payload)
-    elif payload_cols:
-        payload_col = F.to_json(F.struct(*[F.col(c) for c in payload_cols]))
     else:
-        payload_col = F.lit("{}")
+        payload_col = json_payload(payload_cols)
     if "bucket" in df.columns:
         event_bucket: Column = F.col("bucket")
     elif buckets == 1:
@@ -103,18 +106,39 @@ def prepare(
     prepared = df.select(
         # without a kind column every row is an event: one bucket each, nothing to copy
         (F.explode(spread) if kind else event_bucket.cast("int")).alias("bucket"),
-        kind_col.alias("kind"),
-        F.col(seq).cast("long").alias("seq"),
-        (F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")).alias(
-            "arrival_ms"
-        ),
-        (F.col(after_seq).cast("long") if after_seq else F.lit(None).cast("long")).alias(
-            "after_seq"
-        ),
-        F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
+        *row_columns(kind_col, seq, arrival_ms, after_seq, payload_col),
         *extra,
     )
     return prepared.select(*INPUT_COLUMNS, *(c for c in prepared.columns if c.startswith("fast_")))
+
+
+def kind_column(kind: str | None) -> Column:
+    """The row kind: the ``kind`` column (null: an event), or every row an event."""
+    return F.coalesce(F.col(kind), F.lit(EVENT)) if kind else F.lit(EVENT)
+
+
+def json_payload(columns: Sequence[str]) -> Column:
+    """The named columns as one JSON object text (``to_json``: nulls omitted, timestamps as
+    ISO-8601 text with zone); ``{}`` without columns."""
+    return F.to_json(F.struct(*[F.col(c) for c in columns])) if columns else F.lit("{}")
+
+
+def row_columns(
+    kind_col: Column, seq: str, arrival_ms: str | None, after_seq: str | None, payload_col: Column
+) -> list[Column]:
+    """``kind, seq, arrival_ms, after_seq, payload`` as schema.INPUT_COLUMNS types them (longs;
+    absent columns null; the payload on events only)."""
+
+    def long_or_null(name: str | None) -> Column:
+        return F.col(name).cast("long") if name else F.lit(None).cast("long")
+
+    return [
+        kind_col.alias("kind"),
+        F.col(seq).cast("long").alias("seq"),
+        long_or_null(arrival_ms).alias("arrival_ms"),
+        long_or_null(after_seq).alias("after_seq"),
+        F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
+    ]
 
 
 _INTEGRAL = ("bigint", "int", "smallint", "tinyint")
@@ -197,7 +221,7 @@ def apply_window(
     check_rules(rules)
     spark = df.sparkSession
     if buckets is None:
-        buckets = 2 * int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        buckets = default_buckets(spark)
     used = bucket_count(query, rules, buckets)
     steps = make_steps(
         query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms, fast=fast

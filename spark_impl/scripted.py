@@ -26,11 +26,11 @@ class _Part(InputPartition):  # type: ignore[misc]
         self.rows = rows
 
 
-class ScriptedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
-    """Offsets ``{"batch": i}``: the stream has ``len(batches)`` micro-batches."""
+class OneBatchPerOffset(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """A stream reader whose offset ``{"batch": i}`` moves by one per micro-batch, up to
+    ``batch_count``: micro-batch ``i`` is the source's batch ``i`` exactly."""
 
-    def __init__(self, batches: list[list[list[Any]]]) -> None:
-        self.batches = batches
+    batch_count = 0
 
     def initialOffset(self) -> dict[str, int]:
         return {"batch": 0}
@@ -39,7 +39,18 @@ class ScriptedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # ty
         pass
 
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
-        return {"batch": min(start["batch"] + 1, len(self.batches))}
+        return {"batch": min(start["batch"] + 1, self.batch_count)}
+
+    def commit(self, end: dict[str, int]) -> None:
+        pass
+
+
+class ScriptedReader(OneBatchPerOffset):
+    """The stream has ``len(batches)`` micro-batches."""
+
+    def __init__(self, batches: list[list[list[Any]]]) -> None:
+        self.batches = batches
+        self.batch_count = len(batches)
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         rows = [row for batch in self.batches[start["batch"] : end["batch"]] for row in batch]
@@ -48,9 +59,6 @@ class ScriptedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # ty
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         for row in partition.rows:
             yield tuple(row)
-
-    def commit(self, end: dict[str, int]) -> None:
-        pass
 
 
 class ScriptedSource(DataSource):  # type: ignore[misc]

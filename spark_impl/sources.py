@@ -13,11 +13,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+from pyspark.sql.datasource import DataSource, InputPartition
 
 from windtunnel.oracle.errors import EngineUnavailable, InvalidInput
+from windtunnel.spark_impl.operator import json_payload, kind_column, row_columns
 from windtunnel.spark_impl.schema import END, EVENT
+from windtunnel.spark_impl.scripted import OneBatchPerOffset
 
 JOB_INPUT_COLUMNS = ("kind", "seq", "arrival_ms", "after_seq", "payload")
 JOB_INPUT_DDL = "kind string, seq long, arrival_ms long, after_seq long, payload string"
@@ -129,22 +130,14 @@ class _RecordsPart(InputPartition):  # type: ignore[misc]
         self.end = end
 
 
-class RecordsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
-    """Offsets ``{"batch": i}``: micro-batch i reads slice i; the end row rides in the last."""
+class RecordsReader(OneBatchPerOffset):
+    """Micro-batch i reads slice i; the end row rides in the last."""
 
     def __init__(self, slices: list[_Slice], end_of_input: bool) -> None:
         self.slices = slices
+        self.batch_count = len(slices)
         self.end_of_input = end_of_input
         self._last: tuple[int | None, int | None] | None = None
-
-    def initialOffset(self) -> dict[str, int]:
-        return {"batch": 0}
-
-    def prepareForTriggerAvailableNow(self) -> None:
-        pass
-
-    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
-        return {"batch": min(start["batch"] + 1, len(self.slices))}
 
     def _last_event(self) -> tuple[int | None, int | None]:
         """(last seq, largest arrival) of the whole input, for the end row."""
@@ -175,9 +168,6 @@ class RecordsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # typ
             else _end_table(*partition.end)
         )
         yield from table.to_batches()
-
-    def commit(self, end: dict[str, int]) -> None:
-        pass
 
 
 class RecordsSource(DataSource):  # type: ignore[misc]
@@ -327,21 +317,5 @@ def dataframe_source(
             )
     named = {c for c in (seq, arrival_ms, payload, kind, after_seq) if c}
     rest = [c for c in df.columns if c not in named]
-    if payload:
-        payload_col = F.col(payload).cast("string")
-    elif rest:
-        payload_col = F.to_json(F.struct(*[F.col(c) for c in rest]))
-    else:
-        payload_col = F.lit("{}")
-    kind_col = F.coalesce(F.col(kind), F.lit(EVENT)) if kind else F.lit(EVENT)
-    return df.select(
-        kind_col.alias("kind"),
-        F.col(seq).cast("long").alias("seq"),
-        (F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")).alias(
-            "arrival_ms"
-        ),
-        (F.col(after_seq).cast("long") if after_seq else F.lit(None).cast("long")).alias(
-            "after_seq"
-        ),
-        F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
-    )
+    payload_col = F.col(payload).cast("string") if payload else json_payload(rest)
+    return df.select(*row_columns(kind_column(kind), seq, arrival_ms, after_seq, payload_col))
