@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from windtunnel.oracle import Aggregation, FixedWindows, Query, stream_outputs
-from windtunnel.oracle.results import Emission
-from windtunnel.oracle.stream import Event
+from windtunnel.oracle.model.results import Emission
+from windtunnel.oracle.model.stream import Event
 
 MINUTE_MS = 60_000
 

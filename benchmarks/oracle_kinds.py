@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from windtunnel.oracle import Aggregation, CountWindows, Query, SessionWindows, stream_outputs
+from windtunnel.oracle.model.results import Emission
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Emission
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.stream import Event
 
 COUNT = (Aggregation("n", "count"),)
 

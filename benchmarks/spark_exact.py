@@ -162,9 +162,9 @@ def run(frame: Any, sink: str = "noop", name: str | None = None) -> Timing:
 
 def check(spark: Any, table: pa.Table, directory: Path) -> None:
     """The exact operator's output over the stream equals the oracle's (no end of input)."""
-    from windtunnel.oracle.driver import Driver
     from windtunnel.oracle.engine import DEFAULT_RULES, operator_for
-    from windtunnel.oracle.stream import Event
+    from windtunnel.oracle.model.stream import Event
+    from windtunnel.oracle.windows.driver import Driver
     from windtunnel.spark_impl.replay import divergences
     from windtunnel.spark_impl.schema import outputs_in_order
 

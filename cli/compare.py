@@ -10,7 +10,7 @@ import click
 from windtunnel.cli.errors import friendly
 from windtunnel.cli.format import render
 from windtunnel.oracle.compare import Comparison, Line, compare
-from windtunnel.oracle.errors import InvalidScenario
+from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.scenario import load_scenario, load_yaml
 
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from windtunnel.oracle.errors import WindtunnelError
+from windtunnel.oracle.model.errors import WindtunnelError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

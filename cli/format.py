@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from windtunnel.oracle.results import Drop, Emission, Output, to_jsonl_line
+from windtunnel.oracle.model.results import Drop, Emission, Output, to_jsonl_line
 
 
 def jsonl(outputs: Iterable[Output]) -> str:

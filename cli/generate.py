@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
-from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator.knobs import KNOB_HELP
 from windtunnel.simulator.outputs import WRITERS
 from windtunnel.simulator.report import summary_json as summary_data

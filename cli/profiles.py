@@ -8,8 +8,8 @@ import click
 
 from windtunnel.cli.errors import friendly
 from windtunnel.cli.format import render
+from windtunnel.oracle.model.rules import RULE_DOCS, RULE_VALUES
 from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
-from windtunnel.oracle.rules import RULE_DOCS, RULE_VALUES
 
 
 def profile_json(profile: Profile) -> dict[str, object]:

@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import friendly
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.timeparse import parse_duration_ms
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.timeparse import parse_duration_ms
 
 KAFKA_PREFIX = "kafka://"
 

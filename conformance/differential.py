@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel.oracle.results import Output
+from windtunnel.oracle.model.results import Output
 
 DEFAULT_IGNORED = ("wall_ms", "after_seq", "message")
 

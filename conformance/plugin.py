@@ -22,9 +22,9 @@ import pytest
 
 from windtunnel.conformance.differential import diverge, report
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import WindtunnelError
 from windtunnel.oracle.expect import check
-from windtunnel.oracle.results import Output, Result
+from windtunnel.oracle.model.errors import WindtunnelError
+from windtunnel.oracle.model.results import Output, Result
 from windtunnel.oracle.scenario import Scenario, load_scenario
 
 ENGINES = ("oracle", "spark", "both")

@@ -7,18 +7,16 @@ Time is integer epoch milliseconds; fixed windows are half-open ``[start_ms, end
 from windtunnel.oracle.clauses import parse_clause
 from windtunnel.oracle.compare import Comparison, compare
 from windtunnel.oracle.engine import replay, run, stream_outputs
-from windtunnel.oracle.errors import (
+from windtunnel.oracle.model.errors import (
     InvalidInput,
     InvalidScenario,
     InvalidSpec,
     InvalidStream,
     WindtunnelError,
 )
-from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
-from windtunnel.oracle.results import Drop, Emission, Result, WindowRef
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.scenario import Scenario, load_scenario, parse_scenario
-from windtunnel.oracle.spec import (
+from windtunnel.oracle.model.results import Drop, Emission, Result, WindowRef
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import (
     Aggregation,
     CountWindows,
     FixedWindows,
@@ -26,7 +24,9 @@ from windtunnel.oracle.spec import (
     SessionWindows,
     TrailingWindows,
 )
-from windtunnel.oracle.stream import Advance, Batch, End, Event
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, numbered
+from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
+from windtunnel.oracle.scenario import Scenario, load_scenario, parse_scenario
 
 __all__ = [
     "PROFILES",
@@ -55,6 +55,7 @@ __all__ = [
     "WindtunnelError",
     "compare",
     "load_scenario",
+    "numbered",
     "parse_clause",
     "parse_scenario",
     "profile_named",
@@ -64,6 +65,6 @@ __all__ = [
 ]
 
 # Profiles defined in their own modules register themselves (profile, kinds, operators) on import.
-from windtunnel.oracle import ekuiper_profile as _ekuiper_profile  # noqa: F401
-from windtunnel.oracle import kdb_profile as _kdb_profile  # noqa: F401
-from windtunnel.oracle import timeplus_profile as _timeplus_profile  # noqa: F401
+from windtunnel.oracle.profiles.ekuiper import profile as _ekuiper_profile  # noqa: F401
+from windtunnel.oracle.profiles.kdb import profile as _kdb_profile  # noqa: F401
+from windtunnel.oracle.profiles.timeplus import profile as _timeplus_profile  # noqa: F401

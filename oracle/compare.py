@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel.oracle.engine import operator_factory, replay
-from windtunnel.oracle.errors import InvalidInput, InvalidScenario
+from windtunnel.oracle.model.errors import InvalidInput, InvalidScenario
+from windtunnel.oracle.model.results import Drop, Emission, Output
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Drop, Emission, Output
 from windtunnel.oracle.scenario import parse_scenario
 
 Key = tuple[str, str, str]

@@ -5,24 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from windtunnel.oracle import count_fast, fixed_fast
-from windtunnel.oracle.count import CountOperator
-from windtunnel.oracle.driver import Context, Driver, Operator
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.fixed import FixedOperator
-from windtunnel.oracle.profiles import PROFILES, check_supported
-from windtunnel.oracle.results import Output, Result
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.session import SessionOperator
-from windtunnel.oracle.spec import (
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.results import Output, Result
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import (
     CountWindows,
     FixedWindows,
     Query,
     SessionWindows,
     TrailingWindows,
 )
-from windtunnel.oracle.stream import Item
-from windtunnel.oracle.trailing import TrailingOperator
+from windtunnel.oracle.model.stream import Item
+from windtunnel.oracle.profiles import PROFILES, check_supported
+from windtunnel.oracle.windows import count_fast, fixed_fast
+from windtunnel.oracle.windows.count import CountOperator
+from windtunnel.oracle.windows.driver import Context, Driver, Operator
+from windtunnel.oracle.windows.fixed import FixedOperator
+from windtunnel.oracle.windows.session import SessionOperator
+from windtunnel.oracle.windows.trailing import TrailingOperator
 
 if TYPE_CHECKING:
     from windtunnel.oracle.scenario import Scenario

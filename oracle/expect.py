@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel.oracle.errors import InvalidScenario
-from windtunnel.oracle.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.timeparse import parse_timestamp_ms
+from windtunnel.oracle.model.errors import InvalidScenario
+from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.timeparse import parse_timestamp_ms
 
 _NOT_GIVEN: Any = object()
 _EMISSION_KEYS = ("window", "group", "row", "reason", "after_seq", "wall_ms", "partial")
@@ -181,7 +181,7 @@ def check(expectation: Expectation, outputs: Sequence[Output]) -> list[str]:
 
 
 def _match_emissions(want: list[ExpectedEmission], got: list[Emission], ordered: bool) -> list[str]:
-    from windtunnel.oracle.results import to_jsonl_line
+    from windtunnel.oracle.model.results import to_jsonl_line
 
     problems = []
     if ordered:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.results import Drop, Emission, WindowRef
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.results import Drop, Emission, WindowRef
+from windtunnel.oracle.model.spec import Aggregation
+from windtunnel.oracle.model.stream import Batch, Event, events_of
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.oracle.spec import Aggregation
-from windtunnel.oracle.stream import Batch, Event, events_of
 
 
 @dataclass(frozen=True, slots=True)

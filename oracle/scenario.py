@@ -16,11 +16,10 @@ from typing import Any
 
 import yaml
 
-from windtunnel.oracle.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.expect import Expectation, parse_expectation
-from windtunnel.oracle.profiles import Profile, profile_named
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import (
+from windtunnel.oracle.model.errors import InvalidScenario, InvalidSpec
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import (
     Aggregation,
     CountWindows,
     FixedWindows,
@@ -29,8 +28,9 @@ from windtunnel.oracle.spec import (
     TrailingWindows,
     WindowSpec,
 )
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item
-from windtunnel.oracle.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
+from windtunnel.oracle.profiles import Profile, profile_named
 
 TOP_LEVEL_KEYS = (
     "name",

@@ -1,174 +1,28 @@
-"""Stream items: what an engine consumes, in stream order.
+"""The documented import path ``windtunnel.oracle.stream`` (the README shows it).
 
-The wall clock is virtual: it comes from the items (``Event.at_ms``, ``Advance``),
-never from the machine. It starts at the stream's ``start_wall_ms`` and never goes back.
+Stream items live in :mod:`windtunnel.oracle.model.stream`; this module re-exports them.
 """
 
-from __future__ import annotations
+from windtunnel.oracle.model.stream import (
+    Advance,
+    Batch,
+    End,
+    Event,
+    Item,
+    StreamChecker,
+    checked,
+    events_of,
+    numbered,
+)
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-from windtunnel.oracle.errors import InvalidStream
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One input record.
-
-    ``seq`` numbers events 0, 1, 2, ... in stream order; ``at_ms`` is the arrival wall
-    clock in epoch milliseconds, or None to arrive at the current wall clock.
-    """
-
-    seq: int
-    payload: Mapping[str, Any]
-    at_ms: int | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.seq, bool) or not isinstance(self.seq, int) or self.seq < 0:
-            raise InvalidStream(
-                "event.seq", self.seq, "must be an integer >= 0", "number events 0, 1, 2, ..."
-            )
-        if not isinstance(self.payload, Mapping):
-            raise InvalidStream(
-                f"event[{self.seq}].payload",
-                self.payload,
-                "must be a mapping",
-                "give an object of fields",
-            )
-        if self.at_ms is not None and (
-            isinstance(self.at_ms, bool) or not isinstance(self.at_ms, int)
-        ):
-            raise InvalidStream(
-                f"event[{self.seq}].at",
-                self.at_ms,
-                "must be integer epoch milliseconds",
-                "give an integer",
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class Advance:
-    """The wall clock moves to ``to_ms`` (absolute epoch milliseconds) with no event."""
-
-    to_ms: int
-
-    def __post_init__(self) -> None:
-        if isinstance(self.to_ms, bool) or not isinstance(self.to_ms, int):
-            raise InvalidStream(
-                "advance", self.to_ms, "must be integer epoch milliseconds", "give an integer"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """Events that arrive together (one poll, one published batch, one micro-batch)."""
-
-    events: tuple[Event, ...]
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.events, tuple) or not all(isinstance(e, Event) for e in self.events):
-            raise InvalidStream(
-                "batch", self.events, "must be a tuple of Event", "wrap events in Event(...)"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class End:
-    """End of input: nothing follows."""
-
-
-Item = Event | Advance | Batch | End
-
-
-def events_of(items: Iterable[Item]) -> Iterator[Event]:
-    """Every event in stream order, batches flattened."""
-    for item in items:
-        if isinstance(item, Event):
-            yield item
-        elif isinstance(item, Batch):
-            yield from item.events
-
-
-class StreamChecker:
-    """The stream's validity rules, item by item: the wall clock never goes back, events
-    are numbered 0, 1, 2, ... in stream order, and nothing follows ``End``.
-
-    ``wall_ms`` and ``next_seq`` are public so a fast consumer can test the common case
-    (one event) inline and call :meth:`item` for everything else.
-    """
-
-    __slots__ = ("ended", "next_seq", "wall_ms")
-
-    def __init__(self, start_wall_ms: int = 0) -> None:
-        self.wall_ms = start_wall_ms
-        self.next_seq = 0
-        self.ended = False
-
-    def item(self, index: int, item: Item) -> None:
-        """Check ``input[index]``; raises InvalidStream naming the field and the fix."""
-        if self.ended:
-            raise InvalidStream(
-                f"input[{index}]", item, "comes after end of input", "remove it or the end"
-            )
-        if isinstance(item, Event):
-            self.event(index, item)
-        elif isinstance(item, Batch):
-            for event in item.events:
-                self.event(index, event)
-        elif isinstance(item, Advance):
-            if item.to_ms < self.wall_ms:
-                raise InvalidStream(
-                    f"input[{index}].at",
-                    item.to_ms,
-                    f"the wall clock cannot go back (it is at {self.wall_ms})",
-                    "give a later time",
-                )
-            self.wall_ms = item.to_ms
-        elif isinstance(item, End):
-            self.ended = True
-        else:
-            raise InvalidStream(
-                f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End"
-            )
-
-    def event(self, index: int, event: Event) -> None:
-        """Check one event of ``input[index]`` (its seq and arrival time)."""
-        if event.seq != self.next_seq:
-            raise InvalidStream(
-                f"input[{index}].seq",
-                event.seq,
-                f"expected seq {self.next_seq}",
-                "number events 0, 1, 2, ...",
-            )
-        self.next_seq += 1
-        if event.at_ms is not None:
-            if event.at_ms < self.wall_ms:
-                raise InvalidStream(
-                    f"input[{index}].at",
-                    event.at_ms,
-                    f"the wall clock cannot go back (it is at {self.wall_ms})",
-                    "give a later arrival time",
-                )
-            self.wall_ms = event.at_ms
-
-
-def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
-    """The items unchanged, checked by :class:`StreamChecker` (raising InvalidStream).
-    Appends ``End`` if missing."""
-    checker = StreamChecker(start_wall_ms)
-    for index, item in enumerate(items):
-        checker.item(index, item)
-        yield item
-    if not checker.ended:
-        yield End()
-
-
-def numbered(payloads: Iterable[Mapping[str, Any]], at_ms: Iterable[int | None] | None = None) -> tuple[Event, ...]:
-    """Events numbered 0, 1, 2, ... from payloads, with optional arrival wall times."""
-    arrivals = list(at_ms) if at_ms is not None else None
-    return tuple(
-        Event(seq, dict(payload), None if arrivals is None else arrivals[seq])
-        for seq, payload in enumerate(payloads)
-    )
+__all__ = [
+    "Advance",
+    "Batch",
+    "End",
+    "Event",
+    "Item",
+    "StreamChecker",
+    "checked",
+    "events_of",
+    "numbered",
+]

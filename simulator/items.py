@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
 from windtunnel.simulator.payloads import Table, Workload, payload_dicts
 from windtunnel.simulator.simulation import Simulation
 

@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.spec import FixedWindows
-from windtunnel.oracle.timeparse import parse_duration_ms, parse_timestamp_ms
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.spec import FixedWindows
+from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms
 
 RATE_SHAPES: Final = ("constant", "poisson", "bursts", "sine")
 DELAYS: Final = ("none", "uniform", "exponential", "lognormal")

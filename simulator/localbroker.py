@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from windtunnel.oracle.errors import EngineUnavailable
+from windtunnel.oracle.model.errors import EngineUnavailable
 
 
 def _free_port() -> int:

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.timeparse import format_duration
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.simulator.items import layout
 from windtunnel.simulator.payloads import Table, Workload, payload_json
 from windtunnel.simulator.records import Records, kafka_records

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from windtunnel.oracle.errors import EngineUnavailable, InvalidInput
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.simulator.records import kafka_records
 from windtunnel.simulator.simulation import Simulation
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator import truth
 from windtunnel.simulator.arrivals import Arrivals, concat, take
 from windtunnel.simulator.knobs import Knobs, LateSpec

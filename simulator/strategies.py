@@ -20,11 +20,11 @@ from typing import Any
 from faker import Faker
 from hypothesis import strategies as st
 
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import WindowSpec
+from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
 from windtunnel.oracle.scenario import WINDOW_KINDS, Scenario, parse_scenario, parse_window
-from windtunnel.oracle.spec import WindowSpec
-from windtunnel.oracle.stream import Advance, Batch, Event, Item
 
 _POOL_SIZE = 64
 FAKER_PROVIDERS = ("user_name", "ipv4_private", "hostname", "first_name", "city")

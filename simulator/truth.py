@@ -1,6 +1,6 @@
 """Ground truth: event-time clocks per group and which events the default profile drops.
 
-The rule is the tenzir profile's for fixed windows (``oracle/fixed.py``): a group's clock
+The rule is the tenzir profile's for fixed windows (``oracle/windows/fixed.py``): a group's clock
 is the largest valid event time it has seen; an event with time ``t`` is late when, at
 its arrival, the clock has reached ``end + tolerance`` of every window containing ``t``,
 that is of the last one, ``[s, s + size)`` with ``s = t - t mod hop``. Null and invalid

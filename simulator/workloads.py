@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Final
 
 import numpy as np
 
-from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator.auth import Auth
 from windtunnel.simulator.knobs import Knobs, LateSpec, knobs_from_options
 from windtunnel.simulator.payloads import (

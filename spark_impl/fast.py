@@ -7,7 +7,7 @@ same output rows for a whole micro-batch of a bucket (all of its keys at once) w
 - per-key clocks: the running maximum of event time per key in seq order (``cummax``);
 - the late test per target window against the key's clock before the event;
 - deliveries counted per (key, window start); other aggregations folded by the oracle's own
-  :class:`~windtunnel.oracle.aggregates.Aggregator`, in seq order;
+  :class:`~windtunnel.oracle.model.aggregates.Aggregator`, in seq order;
 - closing: a window ``[s, s + size)`` closes at the first event of its key whose running
   clock reaches ``s + size + offset`` (rule ``close_at``); that event gives ``after_seq``,
   ``wall_ms`` and the output step;
@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from windtunnel.oracle.aggregates import Aggregator
-from windtunnel.oracle.fields import getter
-from windtunnel.oracle.fixed import close_offset_ms
-from windtunnel.oracle.fixed_fast import eligible as oracle_fast_path_eligible
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import FixedWindows, Query
+from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.fields import getter
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import FixedWindows, Query
+from windtunnel.oracle.windows.fixed import close_offset_ms
+from windtunnel.oracle.windows.fixed_fast import eligible as oracle_fast_path_eligible
 from windtunnel.spark_impl.fast_frames import (
     NONE,
     TIME_LIMIT_MS,

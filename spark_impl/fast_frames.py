@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from windtunnel.oracle.aggregates import Aggregator
-from windtunnel.oracle.driver import group_value, unusable_time_drop
-from windtunnel.oracle.errors import InvalidStream
-from windtunnel.oracle.fields import hashable
-from windtunnel.oracle.spec import Aggregation
-from windtunnel.oracle.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.errors import InvalidStream
+from windtunnel.oracle.model.fields import hashable
+from windtunnel.oracle.model.spec import Aggregation
+from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.windows.driver import group_value, unusable_time_drop
 from windtunnel.spark_impl.schema import INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, to_json_text
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.fields import getter
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.fields import getter
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, to_json_text
 
 Row = tuple[int | None, str, int | None, int | None, int | None, str | None]

@@ -40,10 +40,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.errors import EngineUnavailable, InvalidInput, InvalidSpec
-from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, InvalidSpec
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
-from windtunnel.oracle.spec import Query
 from windtunnel.spark_impl.operator import (
     apply_window,
     bucket_count,
@@ -101,7 +101,7 @@ def spec_of(spec: JobSpec | Scenario | Query) -> JobSpec:
 def load_spec(path: str | Path) -> JobSpec:
     """The spec of a scenario or spec file (YAML/JSON with ``window`` or ``query``, ``group_by``,
     ``aggregate``, ...); its ``input`` and ``expect`` are ignored. Raises InvalidScenario."""
-    from windtunnel.oracle.errors import InvalidScenario
+    from windtunnel.oracle.model.errors import InvalidScenario
 
     path = Path(path)
     try:
@@ -249,7 +249,7 @@ def trigger_options(trigger: str) -> dict[str, Any]:
     text = trigger.strip()
     if text.lower() in ("availablenow", "available-now", "available_now"):
         return {"availableNow": True}
-    from windtunnel.oracle.timeparse import parse_duration_ms
+    from windtunnel.oracle.model.timeparse import parse_duration_ms
 
     try:
         interval_ms = parse_duration_ms(text.removeprefix("processing").strip(" =:"), "trigger")

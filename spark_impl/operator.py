@@ -14,9 +14,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import Query
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Query
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast_frames import (
     TYPED_TIME,

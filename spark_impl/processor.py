@@ -18,13 +18,13 @@ from typing import Any
 import pandas as pd
 from pyspark import cloudpickle
 
-from windtunnel.oracle.driver import Driver, Group
 from windtunnel.oracle.engine import operator_for
-from windtunnel.oracle.fields import hashable
-from windtunnel.oracle.results import Emission, Output
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import Query
-from windtunnel.oracle.stream import Advance, End, Event
+from windtunnel.oracle.model.fields import hashable
+from windtunnel.oracle.model.results import Emission, Output
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stream import Advance, End, Event
+from windtunnel.oracle.windows.driver import Driver, Group
 from windtunnel.spark_impl.schema import (
     CLOCK,
     END,

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for
-from windtunnel.oracle.results import Emission, Output, Result, to_jsonl_line
+from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
 from windtunnel.oracle.scenario import Scenario
+from windtunnel.oracle.windows.driver import Driver
 from windtunnel.spark_impl.feed import Feed, feed
 from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rules
 from windtunnel.spark_impl.schema import output_of, print_order

@@ -30,7 +30,14 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from windtunnel.oracle.results import INT_COLUMNS, Drop, Emission, Output, WindowRef, to_jsonl_line
+from windtunnel.oracle.model.results import (
+    INT_COLUMNS,
+    Drop,
+    Emission,
+    Output,
+    WindowRef,
+    to_jsonl_line,
+)
 
 EVENT = "event"
 CLOCK = "clock"

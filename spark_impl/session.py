@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from windtunnel.oracle.errors import EngineUnavailable
+from windtunnel.oracle.model.errors import EngineUnavailable
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, InputPartition
 
-from windtunnel.oracle.errors import EngineUnavailable, InvalidInput
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.operator import json_payload, kind_column, row_columns
 from windtunnel.spark_impl.schema import END, EVENT
 from windtunnel.spark_impl.scripted import OneBatchPerOffset

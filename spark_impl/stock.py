@@ -29,15 +29,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.fields import getter
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.fields import getter
+from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
+from windtunnel.oracle.model.rules import RULE_VALUES, Rules
+from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.profiles import SPARK_PROFILE, check_supported
-from windtunnel.oracle.results import Emission, Output, Result, to_jsonl_line
-from windtunnel.oracle.rules import RULE_VALUES, Rules
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.oracle.spec import NOW, FixedWindows, Query, SessionWindows
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, checked
-from windtunnel.oracle.timeparse import NotATime, timestamp_ms
 from windtunnel.spark_impl.feed import Feed
 from windtunnel.spark_impl.replay import SparkRun, divergences
 from windtunnel.spark_impl.schema import (

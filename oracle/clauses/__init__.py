@@ -15,10 +15,10 @@ from typing import Any, Final
 from windtunnel.oracle.clauses.kdb_q import parse_kdb_q
 from windtunnel.oracle.clauses.sql import parse_ekuiper_sql, parse_timeplus_sql
 from windtunnel.oracle.clauses.tql import parse_tql
-from windtunnel.oracle.ekuiper_spec import EkuiperWindows
-from windtunnel.oracle.errors import InvalidScenario
-from windtunnel.oracle.spec import NOW, Aggregation, Query
-from windtunnel.oracle.timeparse import parse_duration_ms
+from windtunnel.oracle.model.errors import InvalidScenario
+from windtunnel.oracle.model.spec import NOW, Aggregation, Query
+from windtunnel.oracle.model.timeparse import parse_duration_ms
+from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
 
 SYNTAXES: Final = ("tql", "ekuiper", "timeplus", "kdb")
 _BY_PROFILE: Final = {"ekuiper": "ekuiper", "timeplus": "timeplus", "kdb": "kdb"}

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.kdb import KdbTimeWindows
-from windtunnel.oracle.kdb_count import KdbCountWindows, KdbTimerWindows
-from windtunnel.oracle.spec import WindowSpec
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.spec import WindowSpec
+from windtunnel.oracle.profiles.kdb.count_windows import KdbCountWindows, KdbTimerWindows
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 
 SUPPORTED = (
     ".qsp.window.tumbling[period; `col; opts], .sliding[period; duration; `col; opts], "

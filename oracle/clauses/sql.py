@@ -22,11 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from windtunnel.oracle.clauses.tokens import Token, Tokens
-from windtunnel.oracle.conditions import Condition, parse_condition
-from windtunnel.oracle.ekuiper_spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
-from windtunnel.oracle.errors import InvalidSpec
-from windtunnel.oracle.spec import NOW, Aggregation, Query
-from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, interval_ms
+from windtunnel.oracle.model.conditions import Condition, parse_condition
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.spec import NOW, Aggregation, Query
+from windtunnel.oracle.profiles.ekuiper.spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
+from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows, interval_ms
 
 SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct")
 EKUIPER_SUPPORTED = (

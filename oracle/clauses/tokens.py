@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, NoReturn
 
-from windtunnel.oracle.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec
 
 _TOKEN: Final = re.compile(
     r"\s*(?:(?P<str>'[^']*'|\"[^\"]*\")"

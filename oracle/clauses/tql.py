@@ -12,9 +12,9 @@ distinct (the page's example). Anything else is an input error pointing at the t
 from __future__ import annotations
 
 from windtunnel.oracle.clauses.tokens import Tokens
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.spec import NOW, Aggregation, FixedWindows, Query
-from windtunnel.oracle.timeparse import parse_duration_ms
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.spec import NOW, Aggregation, FixedWindows, Query
+from windtunnel.oracle.model.timeparse import parse_duration_ms
 
 TQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct", "distinct")
 SUPPORTED = (

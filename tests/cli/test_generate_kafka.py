@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from windtunnel.cli.main import cli
-from windtunnel.oracle.errors import EngineUnavailable
+from windtunnel.oracle.model.errors import EngineUnavailable
 from windtunnel.simulator.localbroker import local_broker
 
 

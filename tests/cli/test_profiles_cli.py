@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from windtunnel.cli.main import cli
-from windtunnel.oracle.rules import RULE_VALUES
+from windtunnel.oracle.model.rules import RULE_VALUES
 
 
 def test_profiles_lists_every_profile_and_every_rule() -> None:

@@ -138,9 +138,9 @@ def test_run_writes_the_oracle_outputs_with_progress(spark: Any, files: Path) ->
 
 def _oracle_lines() -> list[str]:
     from windtunnel.oracle.engine import run
-    from windtunnel.oracle.results import to_jsonl_line
+    from windtunnel.oracle.model.results import to_jsonl_line
+    from windtunnel.oracle.model.stream import Event
     from windtunnel.oracle.scenario import load_yaml, parse_scenario
-    from windtunnel.oracle.stream import Event
 
     query = parse_scenario(load_yaml(SPEC) | {"input": []}).query
     items = [Event(seq, {"ts": ts, "k": k}, at) for seq, ts, k, at in RECORDS]
@@ -148,7 +148,7 @@ def _oracle_lines() -> list[str]:
 
 
 def _lines(rows: list[dict[str, Any]]) -> list[str]:
-    from windtunnel.oracle.results import to_jsonl_line
+    from windtunnel.oracle.model.results import to_jsonl_line
     from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, output_of
 
     return [to_jsonl_line(output_of({c: r.get(c) for c in OUTPUT_COLUMNS})) for r in rows]

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from windtunnel.oracle import Aggregation, Batch, Query, profile_named, run
-from windtunnel.oracle.results import Result
-from windtunnel.oracle.stream import Event, numbered
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.stream import Event, numbered
 
 KDB = profile_named("kdb").rules
 VALS = (Aggregation("vals", "collect", "t"),)

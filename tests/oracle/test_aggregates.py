@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Aggregation, FixedWindows, InvalidSpec, Query, run
-from windtunnel.oracle.stream import numbered
+from windtunnel.oracle.model.stream import numbered
 
 VALUES = [{"ts": 1, "x": 3}, {"ts": 2, "x": None}, {"ts": 3, "x": 1}, {"ts": 4}, {"ts": 5, "x": 3}, {"ts": 6, "x": "a"}]
 

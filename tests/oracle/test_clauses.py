@@ -9,12 +9,12 @@ import pytest
 
 from windtunnel.oracle import Aggregation, FixedWindows, InvalidSpec, parse_scenario, replay
 from windtunnel.oracle.clauses import parse_clause
-from windtunnel.oracle.conditions import parse_condition
-from windtunnel.oracle.ekuiper_spec import EkuiperWindows
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.kdb import KdbTimeWindows
-from windtunnel.oracle.kdb_count import KdbCountWindows, KdbTimerWindows
-from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
+from windtunnel.oracle.model.conditions import parse_condition
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
+from windtunnel.oracle.profiles.kdb.count_windows import KdbCountWindows, KdbTimerWindows
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
+from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 
 
 def test_tql_window_clause_with_group_and_summarize() -> None:

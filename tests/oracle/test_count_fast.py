@@ -1,4 +1,4 @@
-"""The count-window fast path (oracle/count_fast.py) against the reference operator.
+"""The count-window fast path (oracle/windows/count_fast.py) against the reference operator.
 
 Offsets per key, count 3 every 2 (hopping):
 
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windtunnel.oracle.count_fast import eligible
-from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for, run
-from windtunnel.oracle.errors import InvalidStream
-from windtunnel.oracle.results import Output
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import Aggregation, CountWindows, FixedWindows, Query
-from windtunnel.oracle.stream import Advance, Batch, End, Event, Item, numbered
+from windtunnel.oracle.model.errors import InvalidStream
+from windtunnel.oracle.model.results import Output
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Aggregation, CountWindows, FixedWindows, Query
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, numbered
+from windtunnel.oracle.windows.count_fast import eligible
+from windtunnel.oracle.windows.driver import Driver
 from windtunnel.simulator.strategies import streams, window_specs
 
 AGGREGATES: dict[str, tuple[tuple[Aggregation, ...], tuple[str, ...]]] = {

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Aggregation, InvalidScenario, InvalidSpec, Query, Rules, run
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import CountWindows
+from windtunnel.oracle.model.stream import numbered
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.oracle.spec import CountWindows
-from windtunnel.oracle.stream import numbered
 
 TOTAL = (Aggregation("n", "count"), Aggregation("total", "sum", "v"))
 

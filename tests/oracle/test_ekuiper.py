@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Advance, Aggregation, FixedWindows, InvalidSpec, Query, run
-from windtunnel.oracle.conditions import parse_condition
-from windtunnel.oracle.ekuiper_spec import EkuiperWindows, natural_origin_ms
-from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.model.conditions import parse_condition
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows, natural_origin_ms
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.oracle.stream import Event
 
 EKUIPER = profile_named("ekuiper").rules
 COUNT = (Aggregation("n", "count"),)
@@ -293,7 +293,7 @@ def test_having_reads_a_call_through_its_aggregation_and_plain_output_columns() 
 
 
 def test_every_rule_of_the_ekuiper_profile_cites_a_source() -> None:
-    from windtunnel.oracle.rules import RULE_VALUES
+    from windtunnel.oracle.model.rules import RULE_VALUES
 
     profile = profile_named("ekuiper")
     assert set(profile.sources) == set(RULE_VALUES)

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle import Aggregation, Batch, FixedWindows, Query, Rules, run
-from windtunnel.oracle.driver import Driver
 from windtunnel.oracle.engine import operator_for
-from windtunnel.oracle.errors import InvalidStream
-from windtunnel.oracle.fixed_fast import eligible
-from windtunnel.oracle.results import Emission, Output
-from windtunnel.oracle.stream import Advance, End, Event, Item, events_of
+from windtunnel.oracle.model.errors import InvalidStream
+from windtunnel.oracle.model.results import Emission, Output
+from windtunnel.oracle.model.stream import Advance, End, Event, Item, events_of
+from windtunnel.oracle.windows.driver import Driver
+from windtunnel.oracle.windows.fixed_fast import eligible
 from windtunnel.simulator.strategies import streams, window_specs
 
 COUNT = (Aggregation("n", "count"), Aggregation("total", "sum", "value"))

@@ -20,8 +20,8 @@ from windtunnel.oracle import (
     Rules,
     run,
 )
-from windtunnel.oracle.results import Drop, Emission, WindowRef
-from windtunnel.oracle.stream import numbered
+from windtunnel.oracle.model.results import Drop, Emission, WindowRef
+from windtunnel.oracle.model.stream import numbered
 
 COUNT = (Aggregation("n", "count"),)
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from windtunnel.oracle import Aggregation, FixedWindows, Query, run
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import SessionWindows
+from windtunnel.oracle.model.stream import numbered
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Result
-from windtunnel.oracle.spec import SessionWindows
-from windtunnel.oracle.stream import numbered
 
 FLINK = profile_named("flink").rules
 COUNT = (Aggregation("n", "count"),)

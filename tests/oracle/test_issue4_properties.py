@@ -17,20 +17,20 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle import Aggregation, Batch, Query, run
-from windtunnel.oracle.conditions import parse_condition
-from windtunnel.oracle.ekuiper_spec import EkuiperWindows
-from windtunnel.oracle.kdb import KdbTimeWindows
-from windtunnel.oracle.kdb_count import (
+from windtunnel.oracle.model.conditions import parse_condition
+from windtunnel.oracle.model.spec import NOW
+from windtunnel.oracle.model.stream import Event, Item
+from windtunnel.oracle.profiles import profile_named
+from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
+from windtunnel.oracle.profiles.kdb.count_windows import (
     KdbCountWindows,
     KdbGlobalWindows,
     KdbTimerWindows,
     high_water_mark,
     split_on_value,
 )
-from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.spec import NOW
-from windtunnel.oracle.stream import Event, Item
-from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
+from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 from windtunnel.simulator.strategies import streams
 
 SETTINGS = settings(max_examples=60, deadline=None)

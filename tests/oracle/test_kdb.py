@@ -23,11 +23,15 @@ from windtunnel.oracle import (
     replay,
     run,
 )
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.kdb import KdbTimeWindows
-from windtunnel.oracle.kdb_count import KdbCountWindows, KdbGlobalWindows, KdbTimerWindows
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.profiles.kdb.count_windows import (
+    KdbCountWindows,
+    KdbGlobalWindows,
+    KdbTimerWindows,
+)
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 from windtunnel.oracle.scenario import load_yaml
-from windtunnel.oracle.stream import Event
 
 from .kdb_helpers import KDB, VALS, batches, kdb_run, scenario, times, windows
 
@@ -365,7 +369,7 @@ def test_window_start_times_are_the_windows_metadata() -> None:
 
 
 def test_every_rule_of_the_kdb_profile_cites_a_source() -> None:
-    from windtunnel.oracle.rules import RULE_VALUES
+    from windtunnel.oracle.model.rules import RULE_VALUES
 
     profile = profile_named("kdb")
     assert set(profile.sources) == set(RULE_VALUES)

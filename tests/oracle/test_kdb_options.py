@@ -9,10 +9,14 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Advance, Aggregation, Batch, InvalidSpec, parse_scenario
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.kdb import KdbTimeWindows
-from windtunnel.oracle.kdb_count import KdbCountWindows, KdbGlobalWindows, KdbTimerWindows
-from windtunnel.oracle.stream import numbered
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.stream import numbered
+from windtunnel.oracle.profiles.kdb.count_windows import (
+    KdbCountWindows,
+    KdbGlobalWindows,
+    KdbTimerWindows,
+)
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 
 from .kdb_helpers import batches, kdb_run, scenario
 

@@ -19,9 +19,14 @@ from windtunnel.oracle import (
     Query,
     run,
 )
-from windtunnel.oracle.results import outputs_from_json
-from windtunnel.oracle.stream import numbered
-from windtunnel.oracle.timeparse import NotATime, format_duration, parse_duration_ms, timestamp_ms
+from windtunnel.oracle.model.results import outputs_from_json
+from windtunnel.oracle.model.stream import numbered
+from windtunnel.oracle.model.timeparse import (
+    NotATime,
+    format_duration,
+    parse_duration_ms,
+    timestamp_ms,
+)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import pytest
 
 from windtunnel.oracle import InvalidSpec, Rules
 from windtunnel.oracle.engine import replay
+from windtunnel.oracle.model.rules import RULE_DOCS, RULE_VALUES
 from windtunnel.oracle.profiles import PROFILES, Profile, profile_named, register
-from windtunnel.oracle.rules import RULE_DOCS, RULE_VALUES
 from windtunnel.oracle.scenario import parse_scenario
 
 OWN = ("tenzir", "flink", "spark")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Aggregation, Batch, Event, FixedWindows, Query, Rules, run
-from windtunnel.oracle.results import Result
-from windtunnel.oracle.spec import SessionWindows
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import SessionWindows
 
 COUNT = (Aggregation("n", "count"),)
 

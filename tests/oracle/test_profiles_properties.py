@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle import Aggregation, Batch, FixedWindows, Query, run
+from windtunnel.oracle.model.results import Emission, Result
+from windtunnel.oracle.model.spec import CountWindows, SessionWindows, TrailingWindows
+from windtunnel.oracle.model.stream import Event, Item, events_of
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Emission, Result
-from windtunnel.oracle.spec import CountWindows, SessionWindows, TrailingWindows
-from windtunnel.oracle.stream import Event, Item, events_of
 from windtunnel.simulator.strategies import streams
 
 SETTINGS = settings(max_examples=120, deadline=None)

@@ -19,10 +19,10 @@ from windtunnel.oracle import (
     Rules,
     run,
 )
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import SessionWindows
+from windtunnel.oracle.model.stream import numbered
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.oracle.spec import SessionWindows
-from windtunnel.oracle.stream import numbered
 
 COUNT = (Aggregation("n", "count"),)
 

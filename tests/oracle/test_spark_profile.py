@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Aggregation, Batch, Event, FixedWindows, InvalidSpec, Query, run
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import SessionWindows, TrailingWindows
 from windtunnel.oracle.profiles import profile_named
-from windtunnel.oracle.results import Result
-from windtunnel.oracle.spec import SessionWindows, TrailingWindows
 
 SPARK = profile_named("spark").rules
 COUNT = (Aggregation("n", "count"),)

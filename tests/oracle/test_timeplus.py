@@ -22,11 +22,11 @@ from windtunnel.oracle import (
     replay,
     run,
 )
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import NOW
+from windtunnel.oracle.model.stream import Event, numbered
+from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows, parse_emit
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
-from windtunnel.oracle.spec import NOW
-from windtunnel.oracle.stream import Event, numbered
-from windtunnel.oracle.timeplus_spec import EmitPolicy, TimeplusWindows, parse_emit
 
 TIMEPLUS = profile_named("timeplus").rules
 COUNT = (Aggregation("n", "count"),)
@@ -224,7 +224,7 @@ def test_clock_moves_event_makes_every_record_its_own_insert() -> None:
 
 
 def test_every_rule_of_the_timeplus_profile_cites_a_source() -> None:
-    from windtunnel.oracle.rules import RULE_VALUES
+    from windtunnel.oracle.model.rules import RULE_VALUES
 
     profile = profile_named("timeplus")
     assert set(profile.sources) == set(RULE_VALUES)

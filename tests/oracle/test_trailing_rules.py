@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle import Aggregation, InvalidScenario, InvalidSpec, Query, Rules, run
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.model.results import Result
+from windtunnel.oracle.model.spec import TrailingWindows
+from windtunnel.oracle.model.stream import numbered
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.oracle.spec import TrailingWindows
-from windtunnel.oracle.stream import numbered
 
 COUNT = (Aggregation("n", "count"), Aggregation("seqs", "collect", "i"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from windtunnel.oracle.errors import InvalidInput
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator.knobs import (
     KNOB_HELP,
     KNOB_NAMES,

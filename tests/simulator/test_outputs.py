@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import InvalidInput
 from windtunnel.oracle.expect import check
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.scenario import load_scenario
 from windtunnel.simulator.murmur2 import partition_for
 from windtunnel.simulator.outputs import WRITERS

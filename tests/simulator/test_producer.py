@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from windtunnel.oracle.errors import EngineUnavailable, InvalidInput
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.simulator.localbroker import local_broker
 from windtunnel.simulator.murmur2 import partition_for
 from windtunnel.simulator.producer import load_kafka_config, produce

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from windtunnel.oracle.engine import run
-from windtunnel.oracle.results import Drop
-from windtunnel.oracle.rules import Rules
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
-from windtunnel.oracle.stream import Advance, Batch, End, Event, checked, events_of
+from windtunnel.oracle.model.results import Drop
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, checked, events_of
 from windtunnel.simulator.items import stream_items
 from windtunnel.simulator.payloads import payload_dicts
 from windtunnel.simulator.simulation import BRIDGE, DUPLICATE, LATE_INJECTED, Simulation
@@ -326,7 +326,7 @@ def test_bridges_join_two_sessions_of_a_key_late() -> None:
 def test_bridges_are_exactly_what_tenzir_session_windows_drop() -> None:
     # timeline of one viewer (gap 30 s):  a ........ b      then a bridge at (a+b)/2 arrives
     #   session [a, a] is final once the clock passes a + 30 s; b > a + 30 s got there first
-    from windtunnel.oracle.spec import SessionWindows
+    from windtunnel.oracle.model.spec import SessionWindows
 
     options = {"events": 3_000, "keys": 20, "rate": "0.5", "bridge_fraction": 0.02}
     table = table_of(simulate("plays", session_gap="30s", **options))

@@ -7,10 +7,10 @@ from faker import Faker
 from hypothesis import Phase, find, given, settings
 
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.spec import FixedWindows, WindowSpec
+from windtunnel.oracle.model.stream import Advance, Batch, Event, checked, events_of
 from windtunnel.oracle.scenario import Scenario, parse_scenario
-from windtunnel.oracle.spec import FixedWindows, WindowSpec
-from windtunnel.oracle.stream import Advance, Batch, Event, checked, events_of
 from windtunnel.simulator.strategies import (
     faker_values,
     scenario_dicts,

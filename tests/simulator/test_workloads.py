@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from windtunnel.oracle.engine import run
-from windtunnel.oracle.errors import InvalidInput
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
-from windtunnel.oracle.stream import Event, events_of
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
+from windtunnel.oracle.model.stream import Event, events_of
 from windtunnel.simulator.items import stream_items
 from windtunnel.simulator.payloads import payload_dicts, payload_json
 from windtunnel.simulator.simulation import Simulation

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from windtunnel.oracle.results import Output
+from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.feed import Feed
 from windtunnel.spark_impl.processor import BucketStep, dump_driver, load_driver

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.results import Result
+from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.spark_impl.fast import eligible
 from windtunnel.spark_impl.feed import feed

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle.engine import run
-from windtunnel.oracle.results import to_jsonl_line
-from windtunnel.oracle.stream import Event
+from windtunnel.oracle.model.results import to_jsonl_line
+from windtunnel.oracle.model.stream import Event
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.rules import Rules
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
+from windtunnel.oracle.model.stream import Batch, Event, Item
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query
-from windtunnel.oracle.stream import Batch, Event, Item
 from windtunnel.simulator.strategies import streams
 from windtunnel.spark_impl.fast import (
     FastStep,
@@ -303,8 +303,8 @@ def test_streaming_operator_with_the_fast_step_equals_the_oracle(spark, tmp_path
     """Parquet files read one per micro-batch (typed columns), hopping windows, 3 buckets."""
     import os
 
-    from windtunnel.oracle.driver import Driver
     from windtunnel.oracle.engine import operator_for
+    from windtunnel.oracle.windows.driver import Driver
     from windtunnel.spark_impl.operator import apply_window
     from windtunnel.spark_impl.processor import make_steps
     from windtunnel.spark_impl.replay import collect_stream, divergences

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from windtunnel.oracle.engine import run
-from windtunnel.oracle.errors import EngineUnavailable, InvalidInput, InvalidSpec
-from windtunnel.oracle.results import Output, to_jsonl_line
-from windtunnel.oracle.stream import Event
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, InvalidSpec
+from windtunnel.oracle.model.results import Output, to_jsonl_line
+from windtunnel.oracle.model.stream import Event
 from windtunnel.simulator.outputs import write_jsonl, write_parquet, write_scenario, write_spark_dir
 from windtunnel.simulator.workloads import simulate
 from windtunnel.spark_impl.job import (
@@ -74,7 +74,7 @@ def oracle_outputs(spec: JobSpec, root: Path) -> list[Output]:
 
 
 def lines(outputs: list[Output]) -> list[str]:
-    from windtunnel.oracle.results import to_jsonl_line
+    from windtunnel.oracle.model.results import to_jsonl_line
 
     return sorted(to_jsonl_line(o) for o in outputs)
 

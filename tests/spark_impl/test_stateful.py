@@ -12,7 +12,7 @@ import sys
 from pyspark import cloudpickle
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.spec import Aggregation, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query, SessionWindows
 from windtunnel.spark_impl.processor import make_steps
 from windtunnel.spark_impl.stateful import WindowProcessor
 

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from windtunnel.cli.main import cli
 from windtunnel.oracle.engine import replay
-from windtunnel.oracle.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
-from windtunnel.oracle.stream import Advance, Batch, End, Event
 from windtunnel.spark_impl.stock import (
     check_stock,
     compare_stock,

@@ -1,0 +1,214 @@
+"""Results: ``Emission`` and ``Drop`` values, and a ``Result`` that writes them out.
+
+Their fields are exactly the contract's JSON lines fields. Windows are half-open
+``[start_ms, end_ms)`` for fixed windows; trailing and session windows carry their
+own bounds; count windows carry event offsets ``[start_offset, end_offset)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from windtunnel.oracle.model.errors import InvalidSpec
+
+EMIT_REASONS = frozenset(
+    {"close", "idle_timeout", "end_of_input", "event", "update", "count", "timer"}
+)
+DROP_REASONS = frozenset({"late", "null_time", "not_a_time"})
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRef:
+    """A window's identity in output: times and/or event offsets (all optional, not all None)."""
+
+    start_ms: int | None = None
+    end_ms: int | None = None
+    start_offset: int | None = None
+    end_offset: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.start_ms is None and self.start_offset is None:
+            raise InvalidSpec(
+                "window", self, "needs start_ms or start_offset", "give window bounds"
+            )
+
+    def to_json(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        if self.start_offset is not None and self.end_offset is not None:
+            out["start_offset"] = self.start_offset
+            out["end_offset"] = self.end_offset
+        if self.start_ms is not None and self.end_ms is not None:
+            out["start_ms"] = self.start_ms
+            out["end_ms"] = self.end_ms
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """One output row of one window.
+
+    ``reason`` says what emitted it (``close``, ``idle_timeout``, ``end_of_input``,
+    ``event``, ...); ``after_seq`` is the seq of the last input event consumed before
+    it (None if none); ``wall_ms`` the wall clock then; ``partial`` is true when the
+    window was emitted before its event-time close point (it may miss events).
+    """
+
+    window: WindowRef
+    group: Any
+    row: Mapping[str, Any]
+    reason: str
+    after_seq: int | None
+    wall_ms: int
+    partial: bool = False
+    type: str = field(default="emit", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "emit",
+            "window": self.window.to_json(),
+            "group": self.group,
+            "row": dict(self.row),
+            "reason": self.reason,
+            "after_seq": self.after_seq,
+            "wall_ms": self.wall_ms,
+            "partial": self.partial,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """An input event that reached no window, with the reason and the windows it missed."""
+
+    seq: int
+    reason: str
+    windows: tuple[WindowRef, ...] = ()
+    message: str = ""
+    type: str = field(default="drop", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "drop",
+            "seq": self.seq,
+            "reason": self.reason,
+            "windows": [w.to_json() for w in self.windows],
+            "message": self.message,
+        }
+
+
+Output = Emission | Drop
+
+
+def to_jsonl_line(output: Output) -> str:
+    """One compact JSON line (no newline) with the contract's field order."""
+    return json.dumps(output.to_json(), separators=(", ", ": "), default=str)
+
+
+INT_COLUMNS = ("start_ms", "end_ms", "start_offset", "end_offset", "after_seq", "wall_ms", "seq")
+"""Result columns holding integers (nullable ``Int64`` in :meth:`Result.to_pandas`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Everything a run produced, in output order."""
+
+    outputs: tuple[Output, ...]
+
+    @property
+    def emissions(self) -> list[Emission]:
+        return [o for o in self.outputs if isinstance(o, Emission)]
+
+    @property
+    def drops(self) -> list[Drop]:
+        return [o for o in self.outputs if isinstance(o, Drop)]
+
+    def __iter__(self) -> Iterator[Output]:
+        return iter(self.outputs)
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def to_jsonl(self) -> str:
+        """All outputs as JSON lines, each ending in a newline."""
+        return "".join(to_jsonl_line(o) + "\n" for o in self.outputs)
+
+    def write_jsonl(self, stream: IO[str]) -> None:
+        for output in self.outputs:
+            stream.write(to_jsonl_line(output) + "\n")
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per output: type, start_ms, end_ms, start_offset,
+        end_offset, group, the row's columns prefixed ``row.``, reason, after_seq,
+        wall_ms, partial, seq, message."""
+        import pandas as pd
+
+        records = [flat_record(o) for o in self.outputs]
+        columns = [
+            "type",
+            "start_ms",
+            "end_ms",
+            "start_offset",
+            "end_offset",
+            "group",
+            "reason",
+            "after_seq",
+            "wall_ms",
+            "partial",
+            "seq",
+            "message",
+        ]
+        extra = sorted({k for r in records for k in r if k not in columns})
+        frame = pd.DataFrame.from_records(records, columns=columns + extra)
+        for name in INT_COLUMNS:
+            frame[name] = frame[name].astype("Int64")
+        return frame
+
+
+def flat_record(output: Output) -> dict[str, Any]:
+    """A flat dict of one output (used for DataFrames and tables)."""
+    data = output.to_json()
+    record: dict[str, Any] = {"type": data["type"], "reason": data["reason"]}
+    if isinstance(output, Emission):
+        record.update(output.window.to_json())
+        record["group"] = output.group
+        record["after_seq"] = output.after_seq
+        record["wall_ms"] = output.wall_ms
+        record["partial"] = output.partial
+        for key, value in output.row.items():
+            record[f"row.{key}"] = value
+    else:
+        record["seq"] = output.seq
+        record["message"] = output.message
+        if output.windows:
+            record.update(output.windows[0].to_json())
+    return record
+
+
+def outputs_from_json(lines: Iterable[Mapping[str, Any]]) -> list[Output]:
+    """Rebuild outputs from their JSON objects (as written by :func:`to_jsonl_line`)."""
+    out: list[Output] = []
+    for data in lines:
+        if data["type"] == "emit":
+            out.append(
+                Emission(
+                    window=WindowRef(**data["window"]),
+                    group=data["group"],
+                    row=data["row"],
+                    reason=data["reason"],
+                    after_seq=data["after_seq"],
+                    wall_ms=data["wall_ms"],
+                    partial=data["partial"],
+                )
+            )
+        else:
+            out.append(
+                Drop(
+                    seq=data["seq"],
+                    reason=data["reason"],
+                    windows=tuple(WindowRef(**w) for w in data["windows"]),
+                    message=data.get("message", ""),
+                )
+            )
+    return out

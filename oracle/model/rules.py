@@ -1,0 +1,191 @@
+"""Semantic rules: the explicit, named choices an engine makes about windows.
+
+A :class:`Rules` value fixes every choice; a profile (see ``profiles.py``) is a
+named ``Rules`` with a source for each rule. Each rule's values, default reading
+and alternative are documented in docs/semantics.md; :data:`RULE_DOCS` says in one
+line what each rule decides.
+
+Clock vocabulary used below: ``c`` is the event-time clock (the largest event time
+seen, per key or per stream), ``tolerance`` the window's tolerance (a watermark
+delay in Flink and Spark terms: watermark = c - tolerance).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Final
+
+from windtunnel.oracle.model.errors import InvalidSpec
+
+RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
+    "close_at": ("reaches", "passes", "max_timestamp"),
+    "late_test": ("window", "record"),
+    "clock_scope": ("key", "stream"),
+    "clock_moves": ("event", "batch", "batch_inclusive"),
+    "clock_floor": ("none", "epoch"),
+    "idle_closed_window": ("late", "reopen"),
+    "idle_timer_reset": ("delivered", "any_event"),
+    "close_order": ("window_time", "opened"),
+    "empty_windows": ("skip", "emit"),
+    "end_of_input": ("flush", "discard"),
+    "alignment": ("epoch", "epoch_from_zero"),
+    "every_greater_than_size": ("reject", "accept"),
+    "session_gap": ("inclusive", "exclusive"),
+    "session_close_at": ("passes", "reaches", "max_timestamp"),
+    "session_late": ("own", "merged"),
+    "closed_session": ("late", "new_session"),
+    "session_ends": ("events", "gap"),
+    "trailing_ends": ("closed", "left_open"),
+    "trailing_cadence": ("since_last", "grid"),
+    "idle_timer_elapsed": ("reaches", "passes"),
+    "update_delay": ("immediate", "delayed"),
+    "session_cap": ("reaches", "passes"),
+    # issue 4 (kdb, timeplus, ekuiper profiles)
+    "passthrough_close": ("end", "lateness"),
+    "timeout_closes": ("latest", "all"),
+    "where_placement": ("after", "per_kind"),
+    "first_window": ("aligned", "first_event"),
+    "hopping_first_windows": ("all", "from_first_hop"),
+    "count_window_end": ("none", "trigger_wall"),
+}
+
+RULE_DOCS: Final[dict[str, str]] = {
+    "close_at": "a fixed window [s, e) closes when c >= e + tolerance (reaches), c > e + tolerance "
+    "(passes), or c >= e - 1 ms + tolerance (max_timestamp, Flink's window.maxTimestamp())",
+    "late_test": "an event is late per target window, delivered to those still open (window), "
+    "or per record when its time is behind the watermark c - tolerance (record)",
+    "clock_scope": "one event-time clock per group_by key (key) or one for the whole stream (stream)",
+    "clock_moves": "the clock moves with each event (event); per batch, counting only the previous "
+    "batches, with the late test one batch behind (batch, Spark micro-batches); or per batch "
+    "including it, the late test against the clock before the batch (batch_inclusive)",
+    "clock_floor": "the clock starts unset (none) or at the epoch: watermark 0 before any event "
+    "(epoch, Spark)",
+    "idle_closed_window": "an event for a window idle_timeout force-closed is late (late) or opens "
+    "it again (reopen)",
+    "idle_timer_reset": "a window's idle timer restarts when an event is delivered to it "
+    "(delivered) or on any event of its key (any_event)",
+    "close_order": "windows closed by one step come out in window-time order (window_time) or in "
+    "the order they were opened (opened)",
+    "empty_windows": "windows without events are not emitted (skip) or emitted empty (emit)",
+    "end_of_input": "open windows are emitted at end of input (flush) or lost (discard)",
+    "alignment": "fixed windows start at multiples of the hop from the Unix epoch (epoch), "
+    "none before 0 (epoch_from_zero, the article's sliding code)",
+    "every_greater_than_size": "a hop larger than the size is an error (reject) or gives gapped "
+    "windows (accept)",
+    "session_gap": "two events exactly gap apart are one session (inclusive) or two (exclusive)",
+    "session_close_at": "a session is final when c > last + gap + tolerance (passes), "
+    "c >= last + gap + tolerance (reaches), or c >= last + gap - 1 ms + tolerance (max_timestamp)",
+    "session_late": "an event is late when its own one-event session would already be final (own), "
+    "or only when the session it forms after merging with open sessions would be (merged)",
+    "closed_session": "an event that would join a session already emitted is late (late) or "
+    "starts a new session (new_session)",
+    "session_ends": "a session reports [first, last] event times, both included (events), or "
+    "[first, last + gap), end excluded (gap)",
+    "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
+    "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
+    "reaches the period (reaches) or exceeds it (passes)",
+    "session_cap": "a session's max_duration d: events join while its span stays < d and it is "
+    "final when the clock reaches first + d + tolerance (reaches), or join while the span is <= d "
+    "and final when the clock passes that point (passes)",
+    "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
+    "(immediate) or once the event-time clock is d past the largest time seen when the window "
+    "changed (delayed)",
+    "trailing_cadence": "with every, an event triggers when it is at least every after its group's "
+    "previous trigger (since_last) or in a later epoch-aligned every bucket than it (grid)",
+    "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
+    "(end), or still at end + lateness (lateness)",
+    "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
+    "or every open window (all, the engine)",
+    "where_placement": "eKuiper WHERE filters after windowing for every window kind (after, the "
+    "page) or before it for processing-time tumbling, hopping and session windows (per_kind, the "
+    "engine)",
+    "first_window": "eKuiper's first event-time window starts on the aligned grid (aligned, the "
+    "page) or at the first event (tumbling) / first event - hop (hopping) (first_event, the engine)",
+    "hopping_first_windows": "eKuiper's event-time hopping and kdb's sliding windows: every "
+    "aligned window holding the first event opens (all) or none starting before the first "
+    "event's hop (from_first_hop: eKuiper's incremental operator, kdb's other reading of K2); "
+    "earlier records are dropped, no_window",
+    "count_window_end": "eKuiper's window_end() in a count window: none, count windows have no "
+    "times (none, the page) or the wall time of the trigger (trigger_wall, the engine)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Every semantic choice, as strings from :data:`RULE_VALUES`; defaults are Tenzir's."""
+
+    close_at: str = "reaches"
+    late_test: str = "window"
+    clock_scope: str = "key"
+    clock_moves: str = "event"
+    clock_floor: str = "none"
+    idle_closed_window: str = "late"
+    idle_timer_reset: str = "delivered"
+    close_order: str = "window_time"
+    empty_windows: str = "skip"
+    end_of_input: str = "flush"
+    alignment: str = "epoch"
+    every_greater_than_size: str = "reject"
+    session_gap: str = "inclusive"
+    session_close_at: str = "passes"
+    session_late: str = "own"
+    closed_session: str = "late"
+    session_ends: str = "events"
+    trailing_ends: str = "closed"
+    trailing_cadence: str = "since_last"
+    idle_timer_elapsed: str = "reaches"
+    update_delay: str = "immediate"
+    session_cap: str = "reaches"
+    passthrough_close: str = "end"
+    timeout_closes: str = "latest"
+    where_placement: str = "after"
+    first_window: str = "aligned"
+    hopping_first_windows: str = "all"
+    count_window_end: str = "none"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            allowed = RULE_VALUES[f.name]
+            if value not in allowed:
+                raise InvalidSpec(
+                    f"rules.{f.name}",
+                    value,
+                    "not a value of this rule",
+                    f"use one of {', '.join(allowed)}",
+                )
+
+    def with_overrides(self, overrides: dict[str, Any], where: str = "rules") -> Rules:
+        """A copy with single rules replaced; raises InvalidSpec for an unknown rule or value."""
+        for name, value in overrides.items():
+            if name not in RULE_VALUES:
+                raise InvalidSpec(
+                    f"{where}.{name}", value, "unknown rule", f"use one of {', '.join(RULE_VALUES)}"
+                )
+            if value not in RULE_VALUES[name]:
+                raise InvalidSpec(
+                    f"{where}.{name}",
+                    value,
+                    "not a value of this rule",
+                    f"use one of {', '.join(RULE_VALUES[name])}",
+                )
+        return replace(self, **overrides)
+
+    def as_dict(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def differing(self, other: Rules) -> list[str]:
+        """Names of the rules whose values differ between ``self`` and ``other``, in order."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+
+def close_point_offset_ms(comparison: str, tolerance_ms: int) -> int:
+    """An end ``e`` is final when the clock >= ``e`` + this offset.
+
+    ``comparison`` is a value of ``close_at`` or ``session_close_at``: ``reaches``
+    (offset = tolerance), ``passes`` (tolerance + 1: strictly past, integer ms),
+    ``max_timestamp`` (tolerance - 1: Flink fires at the window's ``end - 1 ms``).
+    """
+    return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[
+        comparison
+    ]

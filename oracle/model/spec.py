@@ -1,0 +1,309 @@
+"""Window specs and queries: what to window, how to key it, what to aggregate.
+
+All times are integer milliseconds. Fixed windows are half-open ``[start_ms, end_ms)``:
+the start is included, the end is not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Final
+
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.timeparse import format_duration
+
+NOW: Final[str] = "now()"
+"""The ``on`` value that windows by arrival wall clock instead of a payload field."""
+
+
+def _positive(name: str, value: int, fix: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidSpec(name, value, "must be an integer number of milliseconds", fix)
+    if value <= 0:
+        raise InvalidSpec(name, value, "must be positive", fix)
+
+
+def _non_negative(name: str, value: int, fix: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidSpec(name, value, "must be an integer number of milliseconds", fix)
+    if value < 0:
+        raise InvalidSpec(name, value, "must not be negative", fix)
+
+
+def _check_on(on: str) -> None:
+    if not isinstance(on, str) or not on.strip() or any(not p for p in on.split(".")):
+        raise InvalidSpec(
+            "window.on", on, "must name an event-time field", 'use a field such as "ts" or "now()"'
+        )
+
+
+class WindowSpec:
+    """Base of every window kind's spec (a frozen, slotted dataclass).
+
+    Subclasses set ``kind`` (the scenario's ``window.kind``) and have an ``on`` field:
+    the event-time field path, or ``now()`` for the arrival wall clock.
+    """
+
+    __slots__ = ()
+    kind: ClassVar[str]
+    on: str
+
+
+@dataclass(frozen=True, slots=True)
+class FixedWindows(WindowSpec):
+    """Tumbling (``every_ms`` None or equal to ``size_ms``) or hopping windows.
+
+    Windows are ``[start_ms, start_ms + size_ms)`` with ``start_ms`` a multiple of the
+    hop (``every_ms``, default ``size_ms``), aligned to the Unix epoch.
+    Raises InvalidSpec for a non-positive size or hop, a negative tolerance or idle
+    timeout, and a hop larger than the size unless ``allow_gaps`` is set (profiles
+    that accept gapped windows set it).
+    """
+
+    size_ms: int
+    on: str = "ts"
+    every_ms: int | None = None
+    tolerance_ms: int = 0
+    idle_timeout_ms: int | None = None
+    allow_gaps: bool = False
+
+    kind: ClassVar[str] = "fixed"
+
+    def __post_init__(self) -> None:
+        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 10min")
+        if self.every_ms is not None:
+            _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+            if self.every_ms > self.size_ms and not self.allow_gaps:
+                raise InvalidSpec(
+                    "window.every",
+                    format_duration(self.every_ms),
+                    f"must not be greater than window.size={format_duration(self.size_ms)}",
+                    "lower every, raise size, or omit every for tumbling windows",
+                )
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        if self.idle_timeout_ms is not None:
+            _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_on(self.on)
+
+    @property
+    def hop_ms(self) -> int:
+        """Distance between window starts in milliseconds."""
+        return self.size_ms if self.every_ms is None else self.every_ms
+
+    def starts_containing(self, t_ms: int) -> range:
+        """Starts of every window ``[s, s + size_ms)`` that contains ``t_ms``, ascending."""
+        hop = self.hop_ms
+        last = t_ms - t_ms % hop  # Python's % floors: correct for negative times too
+        first = t_ms - self.size_ms + 1
+        first += (-first) % hop
+        return range(first, last + 1, hop)
+
+
+_CALL: Final = re.compile(r"^\s*([a-z_]+)\s*\(\s*([A-Za-z_][\w.]*)?\s*\)\s*$")
+
+AGGREGATE_FUNCTIONS: Final[dict[str, bool]] = {
+    # name -> takes a field argument
+    "count": False,
+    "sum": True,
+    "min": True,
+    "max": True,
+    "avg": True,
+    "distinct": True,
+    "count_distinct": True,
+    "collect": True,
+    "first": True,
+    "last": True,
+    "window_start": False,
+    "window_end": False,
+}
+"""Aggregation functions; ``count`` also takes an optional field (counts its non-null values)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregation:
+    """One output column: ``name = function(field)``; ``field`` is a dotted path or None."""
+
+    name: str
+    function: str
+    field: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"aggregate.{self.name}"
+        if self.function not in AGGREGATE_FUNCTIONS:
+            raise InvalidSpec(
+                where,
+                self.function,
+                "unknown aggregation",
+                f"use one of {', '.join(f + '()' for f in AGGREGATE_FUNCTIONS)}",
+            )
+        needs_field = AGGREGATE_FUNCTIONS[self.function]
+        if needs_field and not self.field:
+            raise InvalidSpec(
+                where, f"{self.function}()", "needs a field", f"write {self.function}(x)"
+            )
+        if self.function in ("window_start", "window_end") and self.field:
+            raise InvalidSpec(
+                where,
+                f"{self.function}({self.field})",
+                "takes no field",
+                f"write {self.function}()",
+            )
+
+    @classmethod
+    def parse(cls, name: str, text: object) -> Aggregation:
+        """Parse ``"sum(x)"``-style text; raises InvalidSpec naming ``aggregate.<name>``."""
+        if not isinstance(text, str) or (match := _CALL.match(text)) is None:
+            raise InvalidSpec(
+                f"aggregate.{name}",
+                text,
+                "not an aggregation call",
+                "write e.g. count() or sum(amount)",
+            )
+        function, argument = match.groups()
+        return cls(name, function, argument)
+
+    def __str__(self) -> str:
+        return f"{self.function}({self.field or ''})"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A windowed query: window kind, keys, and aggregation.
+
+    ``aggregate`` None means pass-through: each delivered event is emitted as it
+    arrives. ``aggregate_by`` splits each window's rows by those fields (TQL's
+    ``summarize severity, events=count()``).
+    """
+
+    window: WindowSpec
+    group_by: tuple[str, ...] = ()
+    aggregate: tuple[Aggregation, ...] | None = None
+    aggregate_by: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        for name, paths in (("group_by", self.group_by), ("aggregate_by", self.aggregate_by)):
+            if not isinstance(paths, tuple) or not all(isinstance(p, str) and p for p in paths):
+                raise InvalidSpec(
+                    name, paths, "must be a list of field names", "write [user, src_ip]"
+                )
+        if self.aggregate is not None:
+            names = [a.name for a in self.aggregate]
+            if not names:
+                raise InvalidSpec(
+                    "aggregate",
+                    {},
+                    "needs at least one column",
+                    "add e.g. events: count(), or omit it",
+                )
+            clash = set(names) & set(self.aggregate_by)
+            if clash:
+                raise InvalidSpec(
+                    "aggregate",
+                    sorted(clash)[0],
+                    "a column also named in aggregate_by",
+                    "rename the aggregation",
+                )
+        elif self.aggregate_by:
+            raise InvalidSpec(
+                "aggregate_by",
+                list(self.aggregate_by),
+                "needs an aggregate block",
+                "add aggregate: or drop aggregate_by",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindows(WindowSpec):
+    """Session windows: a group's events at most ``gap_ms`` apart (rule ``session_gap``).
+
+    ``max_duration_ms`` caps a session measured from its first event: events join only
+    while ``last - first < max_duration_ms``; ``max_events`` caps its event count: the
+    event that reaches the cap joins and closes it. ``tolerance_ms`` delays finalizing;
+    ``idle_timeout_ms`` force-closes after that much wall time without a new event.
+    Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
+    gap or cap, or a negative tolerance.
+    """
+
+    gap_ms: int
+    on: str = "ts"
+    max_duration_ms: int | None = None
+    max_events: int | None = None
+    tolerance_ms: int = 0
+    idle_timeout_ms: int | None = None
+
+    kind: ClassVar[str] = "session"
+
+    def __post_init__(self) -> None:
+        _positive("window.gap", self.gap_ms, "give a duration greater than 0, such as 30s")
+        if self.max_duration_ms is not None:
+            _positive("window.max_duration", self.max_duration_ms, "give a positive duration")
+        if self.max_events is not None:
+            _positive_count("window.max_events", self.max_events)
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        if self.idle_timeout_ms is not None:
+            _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_on(self.on)
+
+
+@dataclass(frozen=True, slots=True)
+class CountWindows(WindowSpec):
+    """Count windows over a group's event offsets (0, 1, 2, ... per group).
+
+    Windows are half-open offset ranges ``[s, s + count)`` with ``s`` a multiple of
+    ``every`` (default ``count``: tumbling). They do not read event time (``on`` is
+    ``now()``). Raises InvalidSpec for a non-positive count or hop, and a hop larger
+    than the count unless ``allow_gaps`` is set (rule ``every_greater_than_size``).
+    """
+
+    count: int
+    every: int | None = None
+    allow_gaps: bool = False
+    on: str = NOW
+
+    kind: ClassVar[str] = "count"
+
+    def __post_init__(self) -> None:
+        _positive_count("window.count", self.count)
+        if self.every is not None:
+            _positive_count("window.every", self.every)
+            if self.every > self.count and not self.allow_gaps:
+                raise InvalidSpec(
+                    "window.every",
+                    self.every,
+                    f"must not be greater than window.count={self.count}",
+                    "lower every, raise count, or omit every for tumbling windows",
+                )
+
+    @property
+    def hop(self) -> int:
+        """Distance between window starts, in events."""
+        return self.count if self.every is None else self.every
+
+
+@dataclass(frozen=True, slots=True)
+class TrailingWindows(WindowSpec):
+    """Trailing windows: one window per triggering event at ``t`` over ``[t - size_ms, t]``.
+
+    Ends per rule ``trailing_ends`` (both included by default); only events earlier in
+    stream order (and the trigger) are in it. With ``every_ms``, only an event at least
+    ``every_ms`` after the previous trigger triggers. Raises InvalidSpec for a
+    non-positive size or hop.
+    """
+
+    size_ms: int
+    on: str = "ts"
+    every_ms: int | None = None
+
+    kind: ClassVar[str] = "trailing"
+
+    def __post_init__(self) -> None:
+        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 5min")
+        if self.every_ms is not None:
+            _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+        _check_on(self.on)
+
+
+def _positive_count(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidSpec(name, value, "must be a positive whole number of events", "give e.g. 100")

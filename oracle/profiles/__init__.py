@@ -1,0 +1,34 @@
+"""Profiles: each documented system's window semantics as named rules.
+
+``registry`` holds :class:`Profile` and the lookup; ``builtin`` the profiles that are
+rule values only (tenzir, flink, spark); ``kdb``, ``ekuiper`` and ``timeplus`` bring
+their own operators and register on import (``windtunnel.oracle`` imports them).
+"""
+
+from windtunnel.oracle.profiles.builtin import FLINK, SPARK_PROFILE, TENZIR
+from windtunnel.oracle.profiles.registry import (
+    ARTICLE,
+    ENGINES,
+    PROFILES,
+    SPARK,
+    TENZIR_PAGE,
+    Profile,
+    check_supported,
+    profile_named,
+    register,
+)
+
+__all__ = [
+    "ARTICLE",
+    "ENGINES",
+    "FLINK",
+    "PROFILES",
+    "SPARK",
+    "SPARK_PROFILE",
+    "TENZIR",
+    "TENZIR_PAGE",
+    "Profile",
+    "check_supported",
+    "profile_named",
+    "register",
+]

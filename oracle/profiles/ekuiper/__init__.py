@@ -1,0 +1,2 @@
+"""The ``ekuiper`` profile: eKuiper's window functions and their operators.
+"""

@@ -1,0 +1,2 @@
+"""The ``kdb`` profile: kdb Insights' ``.qsp.window`` operators and their options.
+"""

@@ -1,0 +1,94 @@
+"""The profile registry: a profile is a named set of semantic rules, each rule with its source.
+
+A profile is data: a :class:`Rules` value, a source per rule, the window kinds it
+supports and the options it cannot express. Operators read only the rules, so a
+scenario can name a profile and override single rules. Every profile module calls
+:func:`register` (``builtin.py`` for tenzir, flink and spark; one subpackage per
+engine with its own operators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.rules import RULE_VALUES, Rules
+
+TENZIR_PAGE = "seeds/tenzir-window.md"
+ARTICLE = "seeds/windowing-article.md"
+ENGINES = "notes/engines.md"
+SPARK = "notes/spark.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named :class:`Rules` value.
+
+    ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
+    kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
+    window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
+    aggregate) or ``ungrouped_session`` to why the engine cannot express it.
+    """
+
+    name: str
+    summary: str
+    rules: Rules
+    sources: Mapping[str, str] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ()
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.sources) - set(RULE_VALUES)
+        if unknown:
+            raise InvalidSpec(
+                f"profile {self.name}.sources", sorted(unknown)[0], "not a rule", "fix the name"
+            )
+
+    def source(self, rule: str) -> str:
+        """Where ``rule``'s value in this profile comes from ("" if not recorded)."""
+        return self.sources.get(rule, "")
+
+
+def check_supported(profile: Profile, query: Any) -> None:
+    """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
+    window = query.window
+    kind = getattr(window, "kind", type(window).__name__)
+    if profile.kinds and kind not in profile.kinds:
+        raise InvalidSpec(
+            "window.kind",
+            kind,
+            f"not supported by profile {profile.name}",
+            f"use one of {', '.join(profile.kinds)} or another profile",
+        )
+    for option, why in profile.unsupported.items():
+        value: Any
+        if option == "pass_through":
+            used = query.aggregate is None
+            where, value, fix = "aggregate", None, "add aggregate: {n: count()}"
+        elif option == "ungrouped_session":
+            used = kind == "session" and not query.group_by
+            where, value, fix = "group_by", [], "add group_by: [user]"
+        else:
+            value = getattr(window, f"{option}_ms", getattr(window, option, None))
+            used = value is not None and (option != "tolerance" or value != 0)
+            where, fix = f"window.{option}", f"remove {option} or use another profile"
+        if used:
+            raise InvalidSpec(where, value, f"not supported by profile {profile.name}: {why}", fix)
+
+
+PROFILES: dict[str, Profile] = {}
+
+
+def register(profile: Profile) -> Profile:
+    """Add ``profile`` to :data:`PROFILES` (used by the modules defining profiles)."""
+    PROFILES[profile.name] = profile
+    return profile
+
+
+def profile_named(name: object) -> Profile:
+    """The profile called ``name``; raises InvalidSpec listing the known profiles."""
+    if isinstance(name, str) and name in PROFILES:
+        return PROFILES[name]
+    raise InvalidSpec("profile", name, "unknown profile", f"use one of {', '.join(PROFILES)}")

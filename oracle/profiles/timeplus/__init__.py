@@ -1,0 +1,2 @@
+"""The ``timeplus`` profile: Timeplus streaming windows with emit policies.
+"""

@@ -1,0 +1,175 @@
+"""The stream driver shared by every window kind.
+
+It owns what does not depend on the kind: the virtual wall clock, stream order
+(``seq``), reading the event time and the group key, dropping events whose time
+is null or not a timestamp, and turning ``End`` into a flush. A kind (``fixed``,
+``session``, ...) implements :class:`Operator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from windtunnel.oracle.model.fields import getter, hashable
+from windtunnel.oracle.model.results import Drop, Output
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import NOW, Query
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+
+
+class Group:
+    """One ``group_by`` key: its output value and its first-seen index (for ordering)."""
+
+    __slots__ = ("index", "state", "value")
+
+    def __init__(self, index: int, value: Any) -> None:
+        self.index = index
+        self.value = value
+        self.state: Any = None
+
+
+class Operator:
+    """What a window kind implements. Every method appends outputs to ``out``."""
+
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        raise NotImplementedError
+
+    def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
+        """An event of ``group`` dropped for its time (only some rules care)."""
+
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        """The wall clock moved to ``ctx.wall_ms``."""
+
+    def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        """A batch (or a lone event outside any batch) was fully consumed."""
+
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        raise NotImplementedError
+
+
+class Context:
+    """The driver's view shared with the operator: wall clock, last seq, groups."""
+
+    __slots__ = ("after_seq", "groups", "rules", "time_unit_ms", "wall_ms")
+
+    def __init__(self, rules: Rules, time_unit_ms: int, start_wall_ms: int) -> None:
+        self.wall_ms = start_wall_ms
+        self.after_seq: int | None = None
+        self.groups: dict[Any, Group] = {}
+        self.rules = rules
+        self.time_unit_ms = time_unit_ms
+
+
+def group_value(values: tuple[Any, ...]) -> Any:
+    """The contract's ``group``: None ungrouped, the value for one field, a list for several."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return list(values)
+
+
+class Driver:
+    """Feeds stream items to an operator and yields outputs in order."""
+
+    def __init__(
+        self,
+        query: Query,
+        make_operator: Callable[[Query, Context], Operator],
+        rules: Rules,
+        *,
+        time_unit_ms: int = 1,
+        start_wall_ms: int = 0,
+    ) -> None:
+        self.query = query
+        self.ctx = Context(rules, time_unit_ms, start_wall_ms)
+        self.operator = make_operator(query, self.ctx)
+        on = query.window.on
+        self._by_wall = on == NOW
+        # a window spec may assign times itself (kdb's ``timeAssigner``): payload -> timestamp
+        assigner = getattr(query.window, "time_assigner", None)
+        self._time_of = getter(on) if assigner is None else assigner
+        self._time_label = on if assigner is None else "time_assigner"
+        self._key_getters = [getter(p) for p in query.group_by]
+
+    def run(self, items: Iterable[Item]) -> Iterator[Output]:
+        """Outputs of ``items`` in order (validated by :func:`checked`; ``End`` implied)."""
+        out: list[Output] = []
+        for item in checked(items, self.ctx.wall_ms):
+            self.feed(item, out)
+            if out:
+                yield from out
+                out.clear()
+
+    def feed(self, item: Item, out: list[Output]) -> None:
+        """Consume one already-validated item, appending its outputs to ``out``.
+
+        For incremental use (one micro-batch at a time); the caller must keep the
+        stream valid: seq in order, wall clock never back, nothing after ``End``.
+        """
+        operator = self.operator
+        ctx = self.ctx
+        if isinstance(item, Event):
+            self._event(item, out)
+            operator.on_batch_end(ctx, out)
+        elif isinstance(item, Batch):
+            for event in item.events:
+                self._event(event, out)
+            operator.on_batch_end(ctx, out)
+        elif isinstance(item, Advance):
+            if item.to_ms > ctx.wall_ms:
+                ctx.wall_ms = item.to_ms
+                operator.on_wall(ctx, out)
+        elif isinstance(item, End):
+            operator.on_end(ctx, out)
+
+    def _event(self, event: Event, out: list[Output]) -> None:
+        ctx = self.ctx
+        if event.at_ms is not None and event.at_ms > ctx.wall_ms:
+            ctx.wall_ms = event.at_ms
+            self.operator.on_wall(ctx, out)
+        payload = event.payload
+        group = self._group(payload)
+        ctx.after_seq = event.seq
+        if self._by_wall:
+            t_ms: int | None = ctx.wall_ms
+        else:
+            raw = self._time_of(payload)
+            if type(raw) is int:
+                t_ms = raw * ctx.time_unit_ms
+            else:
+                try:
+                    t_ms = timestamp_ms(raw, ctx.time_unit_ms)
+                except NotATime as exc:
+                    out.append(unusable_time_drop(event.seq, self._time_label, raw, exc))
+                    self.operator.on_unusable(group, event, ctx, out)
+                    return
+        if t_ms is None:
+            out.append(unusable_time_drop(event.seq, self._time_label, None, None))
+            self.operator.on_unusable(group, event, ctx, out)
+            return
+        self.operator.on_event(group, event, t_ms, ctx, out)
+
+    def _group(self, payload: Mapping[str, Any]) -> Group:
+        values = tuple(g(payload) for g in self._key_getters)
+        groups = self.ctx.groups
+        try:
+            group = groups.get(values)
+            key: tuple[Any, ...] = values
+        except TypeError:  # a list or mapping among the key values
+            key = tuple(hashable(v) for v in values)
+            group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(len(groups), group_value(values))
+        return group
+
+
+def unusable_time_drop(seq: int, on: str, raw: Any, error: NotATime | None) -> Drop:
+    """The drop for an event whose ``on`` value is null (``error`` None) or not a timestamp."""
+    if error is None:
+        return Drop(seq, "null_time", (), f"{on} is null or missing")
+    return Drop(seq, "not_a_time", (), f"{on}={raw!r}: {error}")

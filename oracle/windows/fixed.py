@@ -1,0 +1,359 @@
+"""Fixed (tumbling and hopping) event-time windows, as Tenzir's ``window`` documents them.
+
+Windows are half-open ``[start_ms, end_ms)`` aligned to the Unix epoch. Each rule
+below is cited in docs/semantics.md under the heading in its comment.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import count
+from typing import Any
+
+from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import FixedWindows, Query
+from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.windows.driver import Context, Group, Operator
+
+
+class Window:
+    """One open window of one group."""
+
+    __slots__ = ("closed", "end_ms", "group", "last_wall_ms", "opened", "start_ms", "state")
+
+    def __init__(
+        self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int
+    ):
+        self.group = group
+        self.start_ms = start_ms
+        self.end_ms = end_ms
+        self.state = state
+        self.last_wall_ms = wall_ms
+        self.opened = opened
+        self.closed = False
+
+
+class Clock:
+    """An event-time clock (per key or per stream) and the windows it will close.
+
+    ``now_ms`` is the clock that closes windows: the largest event time seen so far
+    (None before the first, or ``start_ms`` under rule ``clock_floor``); it never moves
+    back. ``late_ms`` is the clock the late test uses: equal to ``now_ms`` under
+    ``clock_moves: event``, one batch behind under ``batch`` and the clock before the
+    current batch under ``batch_inclusive``. ``seen_ms`` is the largest event time
+    consumed, including the current batch. ``pending`` is a heap of (close point,
+    start, group index, tiebreak, window).
+    """
+
+    __slots__ = ("late_ms", "now_ms", "pending", "seen_ms")
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self.now_ms: int | None = start_ms
+        self.late_ms: int | None = start_ms
+        self.seen_ms: int | None = start_ms
+        self.pending: list[tuple[int, int, int, int, Window]] = []
+
+
+class KeyState:
+    """Per-group state: open windows by start, windows idle_timeout closed, the clock."""
+
+    __slots__ = ("clock", "idle_closed", "windows")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.windows: dict[int, Window] = {}
+        self.idle_closed: set[int] = set()
+
+
+class FixedOperator(Operator):
+    """Tenzir's fixed-window semantics, parameterised by :class:`Rules`."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        spec = query.window
+        assert isinstance(spec, FixedWindows)
+        self.spec = spec
+        self.rules = ctx.rules
+        self.size_ms = spec.size_ms
+        self.hop_ms = spec.hop_ms
+        self.tolerance_ms = spec.tolerance_ms
+        self.idle_ms = spec.idle_timeout_ms
+        self.passthrough = query.aggregate is None
+        self.aggregator = (
+            None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
+        )
+        unsupported_rules(ctx.rules, "fixed", late_test=("record",), empty_windows=("emit",))
+        # rule clock_floor: Spark's watermark (clock - tolerance) starts at 0
+        self._clock_start = self.tolerance_ms if ctx.rules.clock_floor == "epoch" else None
+        self._stream_clock = Clock(self._clock_start) if ctx.rules.clock_scope == "stream" else None
+        # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
+        self._close_offset = close_offset_ms(ctx.rules.close_at, self.tolerance_ms)
+        # rule clock_moves: clocks whose batch-end update is pending, in first-touched order
+        self._per_event = ctx.rules.clock_moves == "event"
+        self._dirty: dict[Clock, None] = {}
+        self._from_zero = ctx.rules.alignment == "epoch_from_zero"
+        self._idle: list[tuple[int, int, int, int, Window]] = []
+        self._tiebreak = count()
+
+    # --- rule: window assignment ("aligned to the Unix epoch", "[start, end)")
+    def _state(self, group: Group) -> KeyState:
+        state = group.state
+        if state is None:
+            state = group.state = KeyState(self._stream_clock or Clock(self._clock_start))
+        return state  # type: ignore[no-any-return]
+
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        key = self._state(group)
+        clock = key.clock
+        size = self.size_ms
+        close_offset = self._close_offset
+        now = clock.late_ms
+        # rule: late events, per target window ("delivered to whichever of its target windows are open")
+        delivered = 0
+        missed: list[int] = []
+        starts = self.spec.starts_containing(t_ms)
+        if self._from_zero:  # rule alignment: epoch_from_zero (the article's sliding code)
+            first = starts.start + max(0, -(starts.start // starts.step)) * starts.step
+            starts = range(first, starts.stop, starts.step)
+        if not starts:  # before 0 (epoch_from_zero) or between gapped windows (every > size)
+            out.append(
+                Drop(
+                    event.seq,
+                    "no_window",
+                    (),
+                    f"event time {t_ms} is in no window: before 0 under alignment: "
+                    "epoch_from_zero, or between windows when every > size",
+                )
+            )
+            return
+        for start in starts:
+            if now is not None and start + size + close_offset <= now:
+                missed.append(start)
+                continue
+            window = key.windows.get(start)
+            if window is None:
+                if start in key.idle_closed:  # rule idle_closed_window
+                    if self.rules.idle_closed_window == "late":
+                        missed.append(start)
+                        continue
+                    key.idle_closed.discard(start)
+                window = self._open(group, key, start, ctx)
+            self._deliver(window, event, ctx, out)
+            delivered += 1
+        if self.rules.idle_timer_reset == "any_event":
+            for window in key.windows.values():
+                window.last_wall_ms = ctx.wall_ms
+        if delivered == 0:
+            out.append(self._late_drop(event, t_ms, missed, key))
+        # rule: the clock is the largest timestamp seen so far
+        if not self._per_event:  # rule clock_moves: batch, batch_inclusive
+            if clock.seen_ms is None or t_ms > clock.seen_ms:
+                clock.seen_ms = t_ms
+                self._dirty[clock] = None
+            return
+        if now is None or t_ms > now:
+            clock.now_ms = clock.late_ms = clock.seen_ms = t_ms
+            self._close(self._due([clock]), "close", ctx, out)
+
+    def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        """Rule clock_moves: batch clocks move (and close windows) only here."""
+        if self._per_event or not self._dirty:
+            return
+        clocks = list(self._dirty)
+        if self.rules.clock_moves == "batch":
+            # Spark: close with the clock of the previous batches, then move both clocks on
+            due = self._due(clocks)
+            for clock in clocks:
+                clock.late_ms = clock.now_ms
+                clock.now_ms = clock.seen_ms
+                if clock.late_ms == clock.now_ms:
+                    del self._dirty[clock]
+        else:
+            for clock in clocks:
+                clock.now_ms = clock.late_ms = clock.seen_ms
+            self._dirty.clear()
+            due = self._due(clocks)
+        self._close(due, "close", ctx, out)
+
+    def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
+        if self.rules.idle_timer_reset == "any_event":
+            for window in self._state(group).windows.values():
+                window.last_wall_ms = ctx.wall_ms
+
+    def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
+        state = None if self.aggregator is None else self.aggregator.new()
+        window = Window(
+            group, start, start + self.size_ms, state, ctx.wall_ms, next(self._tiebreak)
+        )
+        key.windows[start] = window
+        heapq.heappush(
+            key.clock.pending,
+            (window.end_ms + self._close_offset, start, group.index, window.opened, window),
+        )
+        if self.idle_ms is not None:
+            heapq.heappush(
+                self._idle, (ctx.wall_ms + self.idle_ms, start, group.index, window.opened, window)
+            )
+        return window
+
+    def _deliver(self, window: Window, event: Event, ctx: Context, out: list[Output]) -> None:
+        window.last_wall_ms = ctx.wall_ms
+        if self.aggregator is not None:
+            self.aggregator.add(window.state, event.payload)
+            return
+        # rule: pass-through output is streamed, once per window
+        out.append(
+            Emission(
+                WindowRef(window.start_ms, window.end_ms),
+                window.group.value,
+                dict(event.payload),
+                "event",
+                event.seq,
+                ctx.wall_ms,
+            )
+        )
+
+    def _late_drop(self, event: Event, t_ms: int, missed: list[int], key: KeyState) -> Drop:
+        return late_drop(
+            event.seq, t_ms, missed, self.size_ms, self._close_offset, key.clock.now_ms,
+            idle_closed=missed[0] in key.idle_closed,
+        )
+
+    # --- rule: closing ("once the clock reaches its end plus tolerance")
+    def _due(self, clocks: list[Clock]) -> list[Window]:
+        """Pop the windows whose close point the clocks' ``now_ms`` reached, in close order."""
+        due: list[Window] = []
+        for clock in clocks:
+            pending = clock.pending
+            now = clock.now_ms
+            if now is None:
+                continue
+            while pending and pending[0][0] <= now:
+                window = heapq.heappop(pending)[4]
+                if window.closed:
+                    window.group.state.idle_closed.discard(window.start_ms)
+                    continue
+                due.append(window)
+        if self.rules.close_order == "opened":
+            due.sort(key=lambda w: w.opened)
+        elif len(clocks) > 1:
+            due.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index, w.opened))
+        return due
+
+    def _close(self, due: list[Window], reason: str, ctx: Context, out: list[Output]) -> None:
+        for window in due:
+            self._close_one(window, reason, ctx, out, partial=False)
+
+    def _close_one(
+        self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
+    ) -> None:
+        window.closed = True
+        key: KeyState = window.group.state
+        del key.windows[window.start_ms]
+        if self.aggregator is None:
+            return
+        for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
+            out.append(
+                Emission(
+                    WindowRef(window.start_ms, window.end_ms),
+                    window.group.value,
+                    row,
+                    reason,
+                    ctx.after_seq,
+                    ctx.wall_ms,
+                    partial,
+                )
+            )
+
+    # --- rule: idle_timeout ("force-closes an open window after that much wall-clock time")
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        idle = self._idle
+        if not idle:
+            return
+        idle_ms = self.idle_ms
+        assert idle_ms is not None
+        wall = ctx.wall_ms
+        due: list[Window] = []
+        while idle and idle[0][0] <= wall:
+            _, start, index, opened, window = heapq.heappop(idle)
+            if window.closed:
+                continue
+            deadline = window.last_wall_ms + idle_ms
+            if deadline > wall:
+                heapq.heappush(idle, (deadline, start, index, opened, window))
+                continue
+            due.append(window)
+        if self.rules.close_order == "opened":
+            due.sort(key=lambda w: w.opened)
+        for window in due:
+            window.group.state.idle_closed.add(window.start_ms)
+            self._close_one(window, "idle_timeout", ctx, out, partial=True)
+
+    # --- rule: end of input ("When the input ends, all open windows are closed")
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        if self.rules.clock_moves == "batch":
+            # Spark runs one more (no-data) micro-batch with the watermark from all data seen
+            clocks = list(self._dirty)
+            for clock in clocks:
+                clock.now_ms = clock.seen_ms
+            self._dirty.clear()
+            self._close(self._due(clocks), "close", ctx, out)
+        if self.rules.end_of_input == "discard":
+            return
+        remaining = [
+            w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()
+        ]
+        if self.rules.close_order == "opened":
+            remaining.sort(key=lambda w: w.opened)
+        else:
+            remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
+        for window in remaining:
+            self._close_one(window, "end_of_input", ctx, out, partial=True)
+
+
+def late_drop(
+    seq: int,
+    t_ms: int,
+    missed: list[int],
+    size_ms: int,
+    close_offset_ms: int,
+    clock_ms: int | None,
+    *,
+    idle_closed: bool = False,
+) -> Drop:
+    """The ``late`` drop of an event at ``t_ms`` whose target windows (starts ``missed``) closed."""
+    refs = tuple(WindowRef(s, s + size_ms) for s in missed)
+    first = missed[0]
+    how = (
+        "idle_timeout force-closed it"
+        if idle_closed
+        else f"it closed when the clock reached {first + size_ms + close_offset_ms}"
+    )
+    span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
+    return Drop(
+        seq, "late", refs,
+        f"event time {t_ms} is late for {span} (first [{first}, {first + size_ms})): "
+        f"{how}; the clock is at {clock_ms}",
+    )
+
+
+def close_offset_ms(close_at: str, tolerance_ms: int) -> int:
+    """A window ``[s, e)`` closes when the clock >= ``e`` + this offset (rule ``close_at``)."""
+    return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[close_at]
+
+
+def unsupported_rules(rules: Rules, kind: str, **values: tuple[str, ...]) -> None:
+    """Raise InvalidSpec when a rule has one of the given values, which ``kind`` does not implement."""
+    for name, bad in values.items():
+        value = getattr(rules, name)
+        if value in bad:
+            raise InvalidSpec(
+                f"rules.{name}",
+                value,
+                f"not implemented for {kind} windows",
+                f"use {name}: {getattr(Rules(), name)} or another window kind",
+            )
