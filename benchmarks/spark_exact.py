@@ -165,7 +165,7 @@ def check(spark: Any, table: pa.Table, directory: Path) -> None:
     from windtunnel.oracle.engine import DEFAULT_RULES, operator_for
     from windtunnel.oracle.model.stream import Event
     from windtunnel.oracle.windows.driver import Driver
-    from windtunnel.spark_impl.replay import divergences
+    from windtunnel.spark_impl.runs import divergences
     from windtunnel.spark_impl.schema import outputs_in_order
 
     run(exact_query(spark, directory), "memory", "bench_check")

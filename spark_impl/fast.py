@@ -13,7 +13,7 @@ same output rows for a whole micro-batch of a bucket (all of its keys at once) w
   ``wall_ms`` and the output step;
 - end of input: what stays open flushes in (end, start, group first seq) order.
 
-State between micro-batches is compact arrays (:class:`FastState`): per key its lookup
+State between micro-batches is compact arrays (:class:`~windtunnel.spark_impl.fast_state.FastState`): per key its lookup
 value, group JSON text, first seq and clock; per open window its key, start and count (or
 aggregator state). tests/spark_impl/test_fast_bucket.py checks that the output rows equal
 the reference step's on random streams cut into random micro-batches.
@@ -24,7 +24,6 @@ Reading a micro-batch's rows into arrays and building the output rows live in
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,6 +47,7 @@ from windtunnel.spark_impl.fast_frames import (
     nullable_ints,
     read_events,
 )
+from windtunnel.spark_impl.fast_state import FastState, dump_state, load_state
 from windtunnel.spark_impl.schema import END, EVENT, control_step
 
 MAX_WINDOWS_PER_EVENT = 64
@@ -71,63 +71,6 @@ def eligible(query: Query, rules: Rules, profile: str = "tenzir") -> bool:
         and -(-window.size_ms // window.hop_ms) <= MAX_WINDOWS_PER_EVENT
         and window.size_ms + window.tolerance_ms < TIME_LIMIT_MS
     )
-
-
-class FastState:
-    """One bucket's state between micro-batches.
-
-    Keys by code: ``keys`` (lookup tuples as the oracle's driver keys its groups),
-    ``groups`` (the contract's ``group`` as JSON text), ``first_seq`` (seq of the key's
-    first event: the group index that orders ties), ``clock`` (largest event time seen, or
-    :data:`NONE`). Open windows: ``win_key`` (key code), ``win_start`` (ms; the window is
-    ``[start, start + size)``), ``win_count`` (events delivered; count-only queries) or
-    ``win_states`` (aggregator states). ``wall_ms`` and ``after_seq`` are the bucket's
-    wall clock and last stream position; ``ended`` is set by the end of input.
-    """
-
-    __slots__ = (
-        "after_seq",
-        "clock",
-        "ended",
-        "first_seq",
-        "groups",
-        "keys",
-        "wall_ms",
-        "win_count",
-        "win_key",
-        "win_start",
-        "win_states",
-    )
-
-    def __init__(self, start_wall_ms: int) -> None:
-        self.keys: list[tuple[Any, ...]] = []
-        self.groups: list[str] = []
-        self.first_seq = np.zeros(0, np.int64)
-        self.clock = np.zeros(0, np.int64)
-        self.win_key = np.zeros(0, np.int64)
-        self.win_start = np.zeros(0, np.int64)
-        self.win_count = np.zeros(0, np.int64)
-        self.win_states: list[Any] | None = None
-        self.wall_ms = start_wall_ms
-        self.after_seq: int | None = None
-        self.ended = False
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, data: dict[str, Any]) -> None:
-        for name, value in data.items():
-            setattr(self, name, value)
-
-
-def dump_state(state: FastState) -> bytes:
-    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def load_state(data: bytes) -> FastState:
-    state = pickle.loads(data)
-    assert isinstance(state, FastState)
-    return state
 
 
 class FastStep:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,10 +22,8 @@ from windtunnel.oracle.model.fields import hashable
 from windtunnel.oracle.model.spec import Aggregation
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.windows.driver import group_value, unusable_time_drop
+from windtunnel.spark_impl.fast_state import FastState
 from windtunnel.spark_impl.schema import INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, to_json_text
-
-if TYPE_CHECKING:
-    from windtunnel.spark_impl.fast import FastState
 
 NONE = np.iinfo(np.int64).min
 """Missing int64 value: the clock of a key without a usable event yet; no ``after_seq``."""

@@ -8,36 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from windtunnel.oracle.engine import operator_for
-from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
+from windtunnel.oracle.model.results import Emission, Output, Result
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Driver
 from windtunnel.spark_impl.feed import Feed, feed
 from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rules
+from windtunnel.spark_impl.runs import SparkRun, comparable_line, divergences
 from windtunnel.spark_impl.schema import output_of, print_order
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.session import spark_session
 
 _query_names = itertools.count()
-
-
-@dataclass(frozen=True, slots=True)
-class SparkRun:
-    """What a Spark replay produced: outputs in print order, and the micro-batches fed."""
-
-    result: Result
-    feed: Feed
-    steps: tuple[int, ...]
-    """Each output's stream step (schema.OUTPUT_COLUMNS ``step``)."""
-    clock: str = "exact"
-    """``exact``/``batch`` (the exact operator's wall clock) or ``stock`` (stock mapping)."""
 
 
 def replay_on_spark(
@@ -170,32 +157,6 @@ def oracle_by_batch(scenario: Scenario, fed: Feed) -> list[tuple[Output, int]]:
     return tagged
 
 
-def _line(output: Output, relax: bool) -> str:
-    data = json.loads(to_jsonl_line(output))
-    if relax and isinstance(output, Emission) and output.reason == "idle_timeout":
-        data["after_seq"] = data["wall_ms"] = None
-    return json.dumps(data, sort_keys=True)
-
-
-def divergences(
-    expected: Sequence[Output], actual: Sequence[Output], *, clock: str = "exact"
-) -> list[str]:
-    """Readable differences between two runs compared as multisets of JSON lines.
-
-    With ``clock="batch"`` the ``after_seq`` and ``wall_ms`` of ``idle_timeout``
-    emissions are left out (see :func:`compare_with_oracle` for the rule that replaces them).
-    """
-    relax = clock == "batch"
-    want = Counter(_line(o, relax) for o in expected)
-    got = Counter(_line(o, relax) for o in actual)
-    problems = []
-    for line, n in sorted((want - got).items()):
-        problems.append(f"- oracle only{'' if n == 1 else f' (x{n})'}: {line}")
-    for line, n in sorted((got - want).items()):
-        problems.append(f"+ spark only{'' if n == 1 else f' (x{n})'}: {line}")
-    return problems
-
-
 def spark_batch_of_step(step: int, fed: Feed) -> int | None:
     """The micro-batch of a Spark output's ``step`` (batch clock: control rows end a batch)."""
     if step % 2 == 1:
@@ -208,10 +169,10 @@ def _batch_rule(oracle: Sequence[tuple[Output, int]], run: SparkRun) -> list[str
     """Granularity rule of the batch clock: every idle_timeout emission comes out in the
     same micro-batch as the oracle's (equal apart from after_seq and wall_ms)."""
     want: Counter[tuple[str, int | None]] = Counter(
-        (_line(o, True), i) for o, i in oracle if isinstance(o, Emission) and o.reason == "idle_timeout"
+        (comparable_line(o, True), i) for o, i in oracle if isinstance(o, Emission) and o.reason == "idle_timeout"
     )
     got: Counter[tuple[str, int | None]] = Counter(
-        (_line(o, True), spark_batch_of_step(step, run.feed))
+        (comparable_line(o, True), spark_batch_of_step(step, run.feed))
         for o, step in zip(run.result.outputs, run.steps, strict=True)
         if isinstance(o, Emission) and o.reason == "idle_timeout"
     )

@@ -39,7 +39,7 @@ from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.profiles import SPARK_PROFILE, check_supported
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.feed import Feed
-from windtunnel.spark_impl.replay import SparkRun, divergences
+from windtunnel.spark_impl.runs import SparkRun, divergences
 from windtunnel.spark_impl.schema import (
     EVENT,
     OUTPUT_COLUMNS,

@@ -15,7 +15,7 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
 from windtunnel.simulator.strategies import scenarios
 from windtunnel.spark_impl.feed import bucket_of, feed
-from windtunnel.spark_impl.replay import divergences
+from windtunnel.spark_impl.runs import divergences
 
 from .local_run import run_locally
 

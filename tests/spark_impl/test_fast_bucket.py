@@ -307,7 +307,8 @@ def test_streaming_operator_with_the_fast_step_equals_the_oracle(spark, tmp_path
     from windtunnel.oracle.windows.driver import Driver
     from windtunnel.spark_impl.operator import apply_window
     from windtunnel.spark_impl.processor import make_steps
-    from windtunnel.spark_impl.replay import collect_stream, divergences
+    from windtunnel.spark_impl.replay import collect_stream
+    from windtunnel.spark_impl.runs import divergences
     from windtunnel.spark_impl.schema import outputs_in_order
 
     query = Query(
