@@ -1,6 +1,6 @@
 """Scenario files (YAML or JSON): one stream, one query, a profile, optional expectations.
 
-The format is ``../shared/CONTRACT.md``'s. Every problem raises InvalidScenario (or
+The format is documented in docs/scenarios.md. Every problem raises InvalidScenario (or
 InvalidSpec) naming the field path (``window.size``, ``input[3].at``), echoing the
 value and saying how to fix it.
 """

@@ -1,6 +1,7 @@
 """The ``auth`` workload: login events with injected brute-force and password-spraying attacks.
 
-It mirrors Tenzir's detection examples (seeds/tenzir-window.md): brute force is many
+It mirrors Tenzir's detection examples (https://docs.tenzir.com/reference/operators/window):
+brute force is many
 failed logins for one user from one source IP within 10 minutes; password spraying is
 one source IP failing for many distinct users within 15 minutes. Each attack's records
 carry its id, and :meth:`Auth.attacks` lists the attacks with their event-time spans.

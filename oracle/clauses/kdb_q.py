@@ -1,4 +1,6 @@
-"""kdb Insights window operators as q text (``seeds/kdb-insights-windows.md``)::
+"""kdb Insights window operators as q text.
+
+Source: https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html::
 
     .qsp.window.tumbling[00:00:10; `time; .qsp.use ``lateness!(::;00:00:02)]
     .qsp.window.sliding[00:00:05; 00:00:10; `time]

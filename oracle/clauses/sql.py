@@ -1,6 +1,6 @@
 """The SQL window clauses of eKuiper and Timeplus.
 
-eKuiper (``seeds/ekuiper-windows.md``)::
+eKuiper (https://ekuiper.org/docs/en/latest/sqls/windows.html)::
 
     [SELECT items FROM stream] [WHERE cond] GROUP BY [keys,] TUMBLINGWINDOW(ss, 10)
         [FILTER (WHERE cond)] [OVER (WHEN cond)] [HAVING cond]
@@ -8,7 +8,7 @@ eKuiper (``seeds/ekuiper-windows.md``)::
 with HOPPINGWINDOW(unit, size, hop), SLIDINGWINDOW(unit, size[, delay]),
 SESSIONWINDOW(unit, max_duration, timeout), COUNTWINDOW(n[, m]).
 
-Timeplus (``seeds/timeplus-tumble-emit.md``)::
+Timeplus (https://docs.timeplus.com/tumble-aggregation)::
 
     [SELECT items] FROM tumble(stream, [ts,] 5s) [GROUP BY keys] [EMIT policy]
 

@@ -1,4 +1,6 @@
-"""Tenzir's TQL window clause, as on ``seeds/tenzir-window.md``::
+"""Tenzir's TQL window clause.
+
+Source: https://docs.tenzir.com/reference/operators/window::
 
     [group {name: field, ...} {]   or   [group field {]
       window size=10min, every=1min, on=ts, tolerance=2min, idle_timeout=5min

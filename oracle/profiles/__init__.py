@@ -8,10 +8,13 @@ their own operators and register on import (``windtunnel.oracle`` imports them).
 from windtunnel.oracle.profiles.builtin import FLINK, SPARK_PROFILE, TENZIR
 from windtunnel.oracle.profiles.registry import (
     ARTICLE,
-    ENGINES,
+    EKUIPER_SOURCE,
+    FLINK_SOURCE,
     PROFILES,
+    PROTON_TESTS,
     SPARK,
     TENZIR_PAGE,
+    TENZIR_TESTS,
     Profile,
     check_supported,
     profile_named,
@@ -20,13 +23,16 @@ from windtunnel.oracle.profiles.registry import (
 
 __all__ = [
     "ARTICLE",
-    "ENGINES",
+    "EKUIPER_SOURCE",
     "FLINK",
+    "FLINK_SOURCE",
     "PROFILES",
+    "PROTON_TESTS",
     "SPARK",
     "SPARK_PROFILE",
     "TENZIR",
     "TENZIR_PAGE",
+    "TENZIR_TESTS",
     "Profile",
     "check_supported",
     "profile_named",

@@ -9,9 +9,10 @@ from __future__ import annotations
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.profiles.registry import (
     ARTICLE,
-    ENGINES,
+    FLINK_SOURCE,
     SPARK,
     TENZIR_PAGE,
+    TENZIR_TESTS,
     Profile,
     register,
 )
@@ -53,21 +54,21 @@ TENZIR = Profile(
         "end_of_input": f'{TENZIR_PAGE}: "When the input ends, all open windows are closed."',
         "alignment": f'{TENZIR_PAGE}: "Window boundaries are aligned to the Unix epoch."',
         "every_greater_than_size": f'{TENZIR_PAGE}: "`every` must not be greater than `size`."',
-        "session_gap": f"{ENGINES}: Tenzir: \"gap equality is inclusive, i.e. two events exactly "
+        "session_gap": f"{TENZIR_TESTS}: \"gap equality is inclusive, i.e. two events exactly "
         'gap apart are one session"',
-        "session_close_at": f'{ENGINES}: Tenzir: "a session is finalized when the clock is strictly '
+        "session_close_at": f'{TENZIR_TESTS}: "a session is finalized when the clock is strictly '
         'past last + gap + tolerance"',
         "session_late": f"{TENZIR_PAGE}: \"an event is late when an earlier event already advanced "
         'the clock to the close point of its window" (its window: its own session; ambiguous)',
         "closed_session": f'{TENZIR_PAGE}: "Late events—those for a window that has already '
         'closed—are dropped with a warning."',
-        "session_ends": f"{ENGINES}: Tenzir sessions are bounded by their events (the bounds are "
+        "session_ends": f"{TENZIR_TESTS}: Tenzir sessions are bounded by their events (the bounds are "
         f"not stated; the article prints [first, last], {ARTICLE})",
-        "trailing_ends": f'{ENGINES}: Tenzir: "one window per event covering the inclusive '
+        "trailing_ends": f'{TENZIR_TESTS}: "one window per event covering the inclusive '
         'interval [t - size, t]"',
-        "trailing_cadence": f'{ENGINES}: Tenzir: "optionally on an every cadence" (not described '
+        "trailing_cadence": f'{TENZIR_TESTS}: "optionally on an every cadence" (not described '
         "further; chosen: every after the previous trigger)",
-        "session_cap": f'{ENGINES}: Tenzir: "an optional cap given as a duration" (its comparison '
+        "session_cap": f'{TENZIR_TESTS}: "an optional cap given as a duration" (its comparison '
         "is not described; chosen: [first, first + d) like a fixed window, S5)",
         **_other_engines("Tenzir"),
     },
@@ -91,9 +92,9 @@ FLINK = Profile(
         every_greater_than_size="accept",
     ),
     sources={
-        "close_at": f'{ENGINES}: Flink: "A window fires when the watermark reaches end - 1 ms (its '
+        "close_at": f'{FLINK_SOURCE}: "A window fires when the watermark reaches end - 1 ms (its '
         'max timestamp)."',
-        "late_test": f'{ENGINES}: Flink: "late sliding elements go to their still-open windows"',
+        "late_test": f'{FLINK_SOURCE}: "late sliding elements go to their still-open windows"',
         "clock_scope": f"{ARTICLE}: \"the runtime cannot trigger 'all keys close their session at "
         "19:30'\" concerns timers; the watermark itself is per stream (Flink: per parallel "
         "instance, the minimum over inputs)",
@@ -110,14 +111,14 @@ FLINK = Profile(
         "alignment": f'{ARTICLE}: "w_start = (e.ts // size) * size" (epoch-aligned; Flink does '
         "not clamp sliding windows at 0, unlike the article's code)",
         "every_greater_than_size": "Flink's SlidingEventTimeWindows.of only requires size > 0 and "
-        "|offset| < slide (not in the seeds)",
+        "|offset| < slide (not in the pages)",
         "session_gap": f'{ARTICLE}: "if e.ts - sessions[idx][2] <= gap" and Flink\'s '
         "TimeWindow.intersects (start <= other.end && end >= other.start)",
-        "session_close_at": f'{ENGINES}: Flink: "A window fires when the watermark reaches end - 1 '
+        "session_close_at": f'{FLINK_SOURCE}: "A window fires when the watermark reaches end - 1 '
         'ms"; a session window is [first, last + gap)',
-        "session_late": f'{ENGINES}: Flink: "An element is late only if every window it belongs to '
+        "session_late": f'{FLINK_SOURCE}: "An element is late only if every window it belongs to '
         'after session merging satisfies maxTimestamp + allowedLateness <= watermark"',
-        "closed_session": f'{ENGINES}: Flink: "An element overlapping a session that already fired '
+        "closed_session": f'{FLINK_SOURCE}: "An element overlapping a session that already fired '
         'and was cleaned up starts a new session."',
         "session_ends": f"{ARTICLE}: \"(user_id, session_start) -> (session_end, aggregate)\"; "
         "Flink's TimeWindow(first, last + gap)",
@@ -174,7 +175,7 @@ SPARK_PROFILE = Profile(
         "session_close_at": f'{SPARK}: "Sessions use last_event + gap as their end."',
         "session_late": f'{SPARK}: "Late drop compares the window end": a row\'s own session '
         "window [t, t + gap) against the previous batch's watermark",
-        "closed_session": f'{ENGINES}: Spark: "a late row can merge backwards into an open session"; '
+        "closed_session": f'{SPARK}: "a late row can merge backwards into an open session"; '
         "an evicted session is gone from the state store, so a row touching it starts a new one",
         "session_ends": f'{SPARK}: "Sessions use last_event + gap as their end."',
         "trailing_ends": "not applicable (Spark has no trailing windows)",

@@ -16,10 +16,17 @@ from typing import Any
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import RULE_VALUES, Rules
 
-TENZIR_PAGE = "seeds/tenzir-window.md"
-ARTICLE = "seeds/windowing-article.md"
-ENGINES = "notes/engines.md"
-SPARK = "notes/spark.md"
+# Public sources the profiles cite (each rule's source is a URL plus the sentence relied on).
+TENZIR_PAGE = "https://docs.tenzir.com/reference/operators/window"
+TENZIR_TESTS = "https://github.com/tenzir/tenzir/tree/main/test/tests/operators/window"
+ARTICLE = "https://learn.padho.ai/wiki/windowing-tumbling-sliding-session"
+FLINK_SOURCE = (
+    "https://github.com/apache/flink/blob/master/flink-runtime/src/main/java/org/apache/flink/"
+    "streaming/runtime/operators/windowing/WindowOperator.java"
+)
+EKUIPER_SOURCE = "https://github.com/lf-edge/ekuiper/tree/master/internal/topo/node"
+PROTON_TESTS = "https://github.com/timeplus-io/proton (tests/stream/test_stream_smoke)"
+SPARK = "measured with PySpark 4.3.0 (docs/semantics.md, Spark)"
 
 
 @dataclass(frozen=True, slots=True)

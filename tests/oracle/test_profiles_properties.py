@@ -4,7 +4,7 @@
 - tenzir/flink: every event is counted in exactly one session or dropped (nothing lost);
 - tenzir: for streams in time order, sessions are the article's offline sessions;
 - count windows: each group's offsets chunked by ``count``;
-- spark: equal to a direct model of notes/spark.md's formulas (per-batch watermark from the
+- spark: equal to a direct model of the measured Spark formulas (per-batch watermark from the
   previous batches, late test against the previous batch's watermark, append-mode emission,
   one final no-data batch), for the drawn batches and for one event per batch.
 """
@@ -121,7 +121,7 @@ def test_count_windows_chunk_each_groups_offsets(window: CountWindows, items: tu
     assert sorted(got, key=str) == sorted(expected, key=str)
 
 
-# --- spark: a direct model of notes/spark.md ---------------------------------------------------
+# --- spark: a direct model of measured Spark -----------------------------------------------------
 
 
 def micro_batches(items: tuple[Item, ...]) -> list[list[Event]]:

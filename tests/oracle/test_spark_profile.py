@@ -1,4 +1,4 @@
-"""The ``spark`` profile predicts stock Spark Structured Streaming as measured in notes/spark.md.
+"""The ``spark`` profile predicts stock Spark Structured Streaming as measured with PySpark 4.3.0.
 
 Batches are micro-batches. wm_N = max(wm_{N-1}, max event time of batches 0..N-1 - delay),
 starting at 0; a row is late for a window when window.end <= wm_{N-1}; append mode emits

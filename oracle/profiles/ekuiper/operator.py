@@ -1,4 +1,6 @@
-"""eKuiper windows (``seeds/ekuiper-windows.md``; rules E1-E12 in docs/semantics.md).
+"""eKuiper windows (rules E1-E12 in docs/semantics.md).
+
+Source: https://ekuiper.org/docs/en/latest/sqls/windows.html
 
 Every eKuiper window is over the whole stream: ``GROUP BY`` keys split a window's rows, they do
 not get windows or clocks of their own. The clock is the arrival wall clock (processing time)

@@ -25,7 +25,7 @@ from windtunnel.oracle.model.spec import (
     TrailingWindows,
 )
 from windtunnel.oracle.model.timeparse import parse_duration_ms
-from windtunnel.oracle.profiles import ENGINES, Profile, register
+from windtunnel.oracle.profiles import EKUIPER_SOURCE, Profile, register
 from windtunnel.oracle.profiles.ekuiper.operator import EkuiperOperator, GridOperator, as_ekuiper
 from windtunnel.oracle.profiles.ekuiper.spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
 from windtunnel.oracle.profiles.ekuiper.windows import (
@@ -36,7 +36,7 @@ from windtunnel.oracle.profiles.ekuiper.windows import (
 from windtunnel.oracle.scenario import duration, window_kind
 from windtunnel.oracle.windows.driver import Context, Operator
 
-EKUIPER_PAGE = "seeds/ekuiper-windows.md"
+EKUIPER_PAGE = "https://ekuiper.org/docs/en/latest/sqls/windows.html"
 
 EKUIPER = register(
     Profile(
@@ -58,46 +58,46 @@ EKUIPER = register(
             count_window_end="none",
         ),
         sources={
-            "close_at": f'{ENGINES}: eKuiper: "A window fires when the watermark reaches its end."',
-            "late_test": f'{ENGINES}: eKuiper: "a record with ts < watermark is dropped on arrival '
+            "close_at": f'{EKUIPER_SOURCE}: "A window fires when the watermark reaches its end."',
+            "late_test": f'{EKUIPER_SOURCE}: "a record with ts < watermark is dropped on arrival '
             'even when its window is still open (ts == watermark is kept)"',
             "clock_scope": f'{EKUIPER_PAGE}: "You use the window functions in the GROUP BY clause" '
             "(one window over the stream; GROUP BY keys split its rows)",
-            "empty_windows": f'{ENGINES}: eKuiper: "Empty time windows are emitted as empty '
+            "empty_windows": f'{EKUIPER_SOURCE}: "Empty time windows are emitted as empty '
             'results."',
-            "end_of_input": f'{ENGINES}: eKuiper: "No flush at end of input: open windows are lost '
+            "end_of_input": f'{EKUIPER_SOURCE}: "No flush at end of input: open windows are lost '
             'when the source ends."',
-            "every_greater_than_size": f'{ENGINES}: eKuiper: "A hop larger than the size is '
+            "every_greater_than_size": f'{EKUIPER_SOURCE}: "A hop larger than the size is '
             'accepted (gapped windows)"',
-            "session_gap": f'{ENGINES}: eKuiper: "split when next - previous > timeout (equal gap '
+            "session_gap": f'{EKUIPER_SOURCE}: "split when next - previous > timeout (equal gap '
             'stays in the session)"',
-            "session_ends": f'{ENGINES}: eKuiper: "window_end is last + timeout or the tick"',
+            "session_ends": f'{EKUIPER_SOURCE}: "window_end is last + timeout or the tick"',
             "where_placement": f'{EKUIPER_PAGE}: "Unlike where clause, the filter clause runs '
-            f'before the window partitioning." (per kind in the engine: {ENGINES})',
+            f'before the window partitioning." (per kind in the engine: {EKUIPER_SOURCE})',
             "first_window": f'{EKUIPER_PAGE}: "The time intervals will align to the nature time." '
-            f"(the engine's first event-time window differs: {ENGINES})",
+            f"(the engine's first event-time window differs: {EKUIPER_SOURCE})",
             "hopping_first_windows": f'{EKUIPER_PAGE}: "It may be easy to think of them as '
             'Tumbling windows that can overlap, so events can belong to more than one Hopping '
-            f"window result set.\" (the engine's incremental operator differs: {ENGINES})",
+            f"window result set.\" (the engine's incremental operator differs: {EKUIPER_SOURCE})",
             "count_window_end": f'{EKUIPER_PAGE}: "Please notice that the count window does not '
             f"concern time, it only concern about events count.\" (the engine reports the "
-            f"trigger's wall time: {ENGINES})",
+            f"trigger's wall time: {EKUIPER_SOURCE})",
             "alignment": f'{EKUIPER_PAGE}: "a 10 second time window will always end at each 10s '
             'second ... A day window will always end in 24:00 local time."',
-            "clock_moves": f'{ENGINES}: eKuiper: "Late handling is per record: the watermark is '
+            "clock_moves": f'{EKUIPER_SOURCE}: "Late handling is per record: the watermark is '
             "... each stream's max timestamp minus the lateness tolerance\"",
             "clock_floor": f'{EKUIPER_PAGE}: "In event time mode, the watermark algorithm is used" '
             "(no watermark before the first record)",
             "session_close_at": f'{EKUIPER_PAGE}: "if no events occur within the timeout, then the '
             'window is closed at the timeout" (an event exactly at the timeout still joins)',
-            "session_late": f"{ENGINES}: eKuiper: the late test is per record (rule late_test), "
+            "session_late": f"{EKUIPER_SOURCE}: the late test is per record (rule late_test), "
             "so session lateness is never asked (kept default)",
-            "closed_session": f"{ENGINES}: eKuiper: the late test is per record (kept default)",
+            "closed_session": f"{EKUIPER_SOURCE}: the late test is per record (kept default)",
             "close_order": f'{EKUIPER_PAGE}: "All the windowing operations output results at the '
             'end of the window." (in time order)',
             "idle_closed_window": "not applicable to ekuiper: no idle_timeout (kept default)",
             "idle_timer_reset": "not applicable to ekuiper: no idle_timeout (kept default)",
-            "trailing_ends": f'{ENGINES}: eKuiper: "Sliding windows cover [t - size, t], closed '
+            "trailing_ends": f'{EKUIPER_SOURCE}: "Sliding windows cover [t - size, t], closed '
             'at both ends"',
             "trailing_cadence": "not applicable to ekuiper: SLIDINGWINDOW has no every (kept "
             "default)",

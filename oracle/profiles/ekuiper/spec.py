@@ -1,6 +1,7 @@
-"""eKuiper window specs (``seeds/ekuiper-windows.md``): the five window functions, their time
-units, natural-time alignment in a time zone, and the FILTER / WHERE / HAVING / OVER (WHEN)
-conditions that go with them.
+"""eKuiper window specs: the five window functions, their time units, natural-time alignment
+in a time zone, and the FILTER / WHERE / HAVING / OVER (WHEN) conditions that go with them.
+
+Source: https://ekuiper.org/docs/en/latest/sqls/windows.html
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """kdb Insights record-count, trigger and processing-time windows.
 
 ``.qsp.window.count[size; frequency]``, ``.qsp.window.global[trigger]`` and
-``.qsp.window.timer[period]`` (``seeds/kdb-insights-windows.md``; rules K11-K14 in
-docs/semantics.md). All three work per published batch and per ``group_by`` key. Count and
+``.qsp.window.timer[period]`` (rules K11-K14 in docs/semantics.md; source:
+https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html). All three work per published batch and per ``group_by`` key. Count and
 global windows report half-open ranges of event offsets ``[start_offset, end_offset)`` counted
 from 0 per key; timer windows report the wall-clock span ``[previous tick, tick)``.
 """

@@ -29,7 +29,7 @@ from windtunnel.oracle.profiles.kdb.count_windows import (
 from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator, KdbTimeWindows
 from windtunnel.oracle.scenario import duration, window_kind
 
-KDB_PAGE = "seeds/kdb-insights-windows.md"
+KDB_PAGE = "https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html"
 
 KDB = register(
     Profile(

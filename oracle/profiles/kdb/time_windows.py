@@ -1,6 +1,7 @@
 """kdb Insights event-time windows: ``.qsp.window.tumbling`` and ``.qsp.window.sliding``.
 
-Source: ``seeds/kdb-insights-windows.md``; every rule is cited in docs/semantics.md (K1-K10, K14).
+Source: https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html; every rule is
+cited in docs/semantics.md (K1-K10, K14).
 Windows are half-open ``[start_ms, start_ms + duration_ms)`` with ``start_ms`` a multiple of
 ``period_ms`` (epoch-aligned). Records are buffered; a window is *triggered* (emitted whole) when a
 published batch holds a timestamp at or past its end plus ``lateness`` ("per published batch":

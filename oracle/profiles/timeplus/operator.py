@@ -1,4 +1,4 @@
-"""Timeplus streaming windows with emit policies (``seeds/timeplus-tumble-emit.md``).
+"""Timeplus streaming windows with emit policies (https://docs.timeplus.com/tumble-aggregation).
 
 Rules TP1-TP10 in docs/semantics.md. The watermark belongs to the stream (rule ``clock_scope``)
 and advances once per inserted batch (rule ``clock_moves: batch_inclusive``; ``event``: per

@@ -15,7 +15,7 @@ from windtunnel.oracle.engine import register_operator
 from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import FixedWindows, SessionWindows
-from windtunnel.oracle.profiles import ENGINES, Profile, register
+from windtunnel.oracle.profiles import PROTON_TESTS, Profile, register
 from windtunnel.oracle.profiles.timeplus.operator import TimeplusOperator
 from windtunnel.oracle.profiles.timeplus.spec import (
     TIMEPLUS_WINDOWS,
@@ -25,7 +25,7 @@ from windtunnel.oracle.profiles.timeplus.spec import (
 )
 from windtunnel.oracle.scenario import duration, window_kind
 
-TIMEPLUS_PAGE = "seeds/timeplus-tumble-emit.md"
+TIMEPLUS_PAGE = "https://docs.timeplus.com/tumble-aggregation"
 
 TIMEPLUS = register(
     Profile(
@@ -45,26 +45,26 @@ TIMEPLUS = register(
             timeout_closes="latest",
         ),
         sources={
-            "close_at": f'{ENGINES}: Timeplus: "With delay D a window closes when max_ts - D >= end '
+            "close_at": f'{PROTON_TESTS}: "With delay D a window closes when max_ts - D >= end '
             '(equality included)."',
             "clock_scope": f'{TIMEPLUS_PAGE}: "A watermark is an internal timestamp that advances '
             'monotonically per stream"',
-            "clock_moves": f'{ENGINES}: Timeplus: "The watermark advances per inserted batch: '
+            "clock_moves": f'{PROTON_TESTS}: "The watermark advances per inserted batch: '
             'out-of-order records inside one batch are never late."',
-            "empty_windows": f'{ENGINES}: Timeplus: "Empty windows are not emitted"',
-            "end_of_input": f'{ENGINES}: Timeplus: "nothing is flushed at end of input" (the page '
+            "empty_windows": f'{PROTON_TESTS}: "Empty windows are not emitted"',
+            "end_of_input": f'{PROTON_TESTS}: "nothing is flushed at end of input" (the page '
             "is silent)",
-            "session_gap": f'{ENGINES}: Timeplus: "a gap exactly equal to the timeout appears to '
+            "session_gap": f'{PROTON_TESTS}: "a gap exactly equal to the timeout appears to '
             'split the session"',
-            "every_greater_than_size": f'{ENGINES}: Timeplus: "a hop larger than the size is '
+            "every_greater_than_size": f'{PROTON_TESTS}: "a hop larger than the size is '
             'rejected"',
-            "session_close_at": f'{ENGINES}: Timeplus: "With delay D a window closes when '
+            "session_close_at": f'{PROTON_TESTS}: "With delay D a window closes when '
             'max_ts - D >= end (equality included)" (a session\'s end is last + timeout)',
-            "session_ends": f'{ENGINES}: Timeplus: "a closed one last + timeout, or start + '
+            "session_ends": f'{PROTON_TESTS}: "a closed one last + timeout, or start + '
             'max_size when the size cap closed it"',
             "timeout_closes": f'{TIMEPLUS_PAGE}: "Timeplus will force-close the most recent window"'
-            f' (the engine flushes all: {ENGINES})',
-            "alignment": f'{ENGINES}: Timeplus: "Week windows start on Monday; ... sub-day sizes '
+            f' (the engine flushes all: {PROTON_TESTS})',
+            "alignment": f'{PROTON_TESTS}: "Week windows start on Monday; ... sub-day sizes '
             'are epoch-aligned."',
             "late_test": f'{TIMEPLUS_PAGE}: "Any late events that belong to this now-closed window '
             'will be discarded." (late per window: a hop window still open takes the event)',
@@ -76,7 +76,7 @@ TIMEPLUS = register(
             "event of the stream; the rule's values are per window or per key: kept default)",
             "close_order": f'{TIMEPLUS_PAGE}: "Each time a window closes (as determined by the '
             'internal watermark)" (windows closed together come out in time order)',
-            "session_late": f"{ENGINES}: Timeplus: sessions close by the watermark like windows; an "
+            "session_late": f"{PROTON_TESTS}: sessions close by the watermark like windows; an "
             "event whose own session would be closed is discarded",
             "closed_session": f'{TIMEPLUS_PAGE}: "Any late events that belong to this now-closed '
             'window will be discarded."',

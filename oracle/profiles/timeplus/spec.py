@@ -1,4 +1,4 @@
-"""Timeplus window specs and emit policies (``seeds/timeplus-tumble-emit.md``).
+"""Timeplus window specs and emit policies (https://docs.timeplus.com/tumble-aggregation).
 
 ``tumble(stream, ts, size)``, ``hop(stream, ts, hop, size)`` and ``session(stream, ts,
 timeout[, max_size])``; windows are half-open ``[window_start, window_end)``. Week windows
