@@ -54,6 +54,7 @@ def stream_outputs(
         rules,
         time_unit_ms=time_unit_ms,
         start_wall_ms=start_wall_ms,
+        profile=profile,
     )
     return driver.run(items)
 

@@ -28,7 +28,7 @@ from windtunnel.oracle.model.spec import (
     TrailingWindows,
     WindowSpec,
 )
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 from windtunnel.oracle.profiles import Profile, profile_named
 
@@ -47,7 +47,7 @@ TOP_LEVEL_KEYS = (
     "input",
     "expect",
 )
-RESERVED_ITEM_KEYS = ("event", "at", "advance", "batch", "end")
+RESERVED_ITEM_KEYS = ("event", "at", "advance", "batch", "watermark", "end")
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +386,11 @@ class _ItemParser:
                 )
             self.wall_ms += step
             return Advance(self.wall_ms)
+        if "watermark" in reserved:  # a harness-injected watermark (docs/semantics.md, W1)
+            self._only(raw, ("watermark",), where)
+            return Watermark(
+                parse_timestamp_ms(raw["watermark"], f"{where}.watermark", self.time_unit)
+            )
         if "end" in reserved:
             self._only(raw, ("end",), where)
             if raw["end"] is not True:

@@ -1,7 +1,7 @@
 """Stream items: what an engine consumes, in stream order.
 
 The wall clock is virtual: it comes from the items (``Event.at_ms``, ``Advance``),
-never from the machine. It starts at the stream's ``start_wall_ms`` and never goes back.
+never from the machine; ``Watermark`` moves the event-time watermark, not the wall clock. It starts at the stream's ``start_wall_ms`` and never goes back.
 """
 
 from __future__ import annotations
@@ -75,11 +75,29 @@ class Batch:
 
 
 @dataclass(frozen=True, slots=True)
+class Watermark:
+    """A harness-injected watermark: the event-time watermark moves to ``to_ms`` (epoch ms).
+
+    Only watermark-driven profiles take it (docs/semantics.md, W1): it fires the windows
+    the watermark reaches and makes later events late by it; a watermark at or below the
+    current one is ignored. It is not an event (no ``seq``) and leaves the wall clock alone.
+    """
+
+    to_ms: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.to_ms, bool) or not isinstance(self.to_ms, int):
+            raise InvalidStream(
+                "watermark", self.to_ms, "must be integer epoch milliseconds", "give an integer"
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """End of input: nothing follows."""
 
 
-Item = Event | Advance | Batch | End
+Item = Event | Advance | Batch | Watermark | End
 
 
 def events_of(items: Iterable[Item]) -> Iterator[Event]:
@@ -128,9 +146,12 @@ class StreamChecker:
             self.wall_ms = item.to_ms
         elif isinstance(item, End):
             self.ended = True
-        else:
+        elif not isinstance(item, Watermark):  # a watermark moves neither seq nor wall clock
             raise InvalidStream(
-                f"input[{index}]", item, "not a stream item", "use Event, Advance, Batch or End"
+                f"input[{index}]",
+                item,
+                "not a stream item",
+                "use Event, Advance, Batch, Watermark or End",
             )
 
     def event(self, index: int, event: Event) -> None:

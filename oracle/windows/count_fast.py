@@ -19,8 +19,8 @@ from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, CountWindows, Query
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
-from windtunnel.oracle.windows.driver import group_value
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
+from windtunnel.oracle.windows.driver import group_value, watermark_rejected
 
 
 def eligible(query: Query, rules: Rules, profile: str) -> bool:
@@ -92,6 +92,10 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
         if isinstance(item, End):
             yield from end()
             continue
+        if isinstance(item, Watermark):  # CountOperator's default rejection, as the reference
+            raise watermark_rejected(
+                "tenzir", item.to_ms, "its windows have no event-time watermark"
+            )
         for event in (item,) if isinstance(item, Event) else item.events if isinstance(item, Batch) else ():
             if event.at_ms is not None and event.at_ms > wall:
                 wall = event.at_ms

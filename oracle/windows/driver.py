@@ -2,8 +2,9 @@
 
 It owns what does not depend on the kind: the virtual wall clock, stream order
 (``seq``), reading the event time and the group key, dropping events whose time
-is null or not a timestamp, and turning ``End`` into a flush. A kind (``fixed``,
-``session``, ...) implements :class:`Operator`.
+is null or not a timestamp, turning ``End`` into a flush and handing injected
+``Watermark`` items to the operator. A kind (``fixed``, ``session``, ...) implements
+:class:`Operator`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from windtunnel.oracle.model.errors import InvalidStream
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Output
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, Query
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 
 
@@ -47,6 +49,12 @@ class Operator:
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
         """A batch (or a lone event outside any batch) was fully consumed."""
 
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        """An injected watermark ``{watermark: T}`` (docs/semantics.md, W1): the watermark
+        moves to ``to_ms`` unless it is already there or past it. Kinds and profiles without
+        a watermark keep this default, which rejects the item (:func:`watermark_rejected`)."""
+        raise watermark_rejected(ctx.profile, to_ms, "its windows have no event-time watermark")
+
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         raise NotImplementedError
 
@@ -54,14 +62,17 @@ class Operator:
 class Context:
     """The driver's view shared with the operator: wall clock, last seq, groups."""
 
-    __slots__ = ("after_seq", "groups", "rules", "time_unit_ms", "wall_ms")
+    __slots__ = ("after_seq", "groups", "profile", "rules", "time_unit_ms", "wall_ms")
 
-    def __init__(self, rules: Rules, time_unit_ms: int, start_wall_ms: int) -> None:
+    def __init__(
+        self, rules: Rules, time_unit_ms: int, start_wall_ms: int, profile: str = "tenzir"
+    ) -> None:
         self.wall_ms = start_wall_ms
         self.after_seq: int | None = None
         self.groups: dict[Any, Group] = {}
         self.rules = rules
         self.time_unit_ms = time_unit_ms
+        self.profile = profile
 
 
 def group_value(values: tuple[Any, ...]) -> Any:
@@ -84,9 +95,10 @@ class Driver:
         *,
         time_unit_ms: int = 1,
         start_wall_ms: int = 0,
+        profile: str = "tenzir",
     ) -> None:
         self.query = query
-        self.ctx = Context(rules, time_unit_ms, start_wall_ms)
+        self.ctx = Context(rules, time_unit_ms, start_wall_ms, profile)
         self.operator = make_operator(query, self.ctx)
         on = query.window.on
         self._by_wall = on == NOW
@@ -124,6 +136,8 @@ class Driver:
             if item.to_ms > ctx.wall_ms:
                 ctx.wall_ms = item.to_ms
                 operator.on_wall(ctx, out)
+        elif isinstance(item, Watermark):
+            operator.on_watermark(item.to_ms, ctx, out)
         elif isinstance(item, End):
             operator.on_end(ctx, out)
 
@@ -166,6 +180,20 @@ class Driver:
         if group is None:
             group = groups[key] = Group(len(groups), group_value(values))
         return group
+
+
+WATERMARK_PROFILES = "flink, spark, ekuiper, timeplus"
+
+
+def watermark_rejected(profile: str, to_ms: int, why: str) -> InvalidStream:
+    """The one-line error for a ``{watermark: T}`` item an operator cannot take."""
+    return InvalidStream(
+        "watermark_ms",
+        to_ms,
+        f"profile {profile} cannot take an injected watermark: {why}",
+        f"remove the {{watermark: ...}} item, or use a watermark-driven profile "
+        f"({WATERMARK_PROFILES}; docs/semantics.md, W1)",
+    )
 
 
 def unusable_time_drop(seq: int, on: str, raw: Any, error: NotATime | None) -> Drop:

@@ -14,9 +14,10 @@ from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
-from windtunnel.oracle.model.spec import FixedWindows, Query
+from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.watermark import inject
 
 
 class Window:
@@ -179,6 +180,21 @@ class FixedOperator(Operator):
             due = self._due(clocks)
         self._close(due, "close", ctx, out)
 
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        """Rule W1: the clock moves to watermark + tolerance: the stream's clock, or every
+        key's clock, keys first seen later starting there."""
+        if self.spec.on == NOW:
+            raise watermark_rejected(ctx.profile, to_ms, PROCESSING_TIME)
+        clock_ms = to_ms + self.tolerance_ms
+        if self._stream_clock is not None:
+            clocks = [self._stream_clock]
+        else:
+            clocks = [g.state.clock for g in ctx.groups.values() if g.state is not None]
+            if self._clock_start is None or clock_ms > self._clock_start:
+                self._clock_start = clock_ms
+        moved = inject(clocks, clock_ms, self.rules.clock_moves, self._dirty)
+        self._close(self._due(moved), "close", ctx, out)
+
     def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
         if self.rules.idle_timer_reset == "any_event":
             for window in self._state(group).windows.values():
@@ -313,6 +329,11 @@ class FixedOperator(Operator):
             remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
         for window in remaining:
             self._close_one(window, "end_of_input", ctx, out, partial=True)
+
+
+PROCESSING_TIME = (
+    "windows on now() follow the wall clock, which watermarks do not move; use {advance: ...}"
+)
 
 
 def late_drop(

@@ -19,7 +19,7 @@ from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
-from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker
+from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.windows.driver import group_value, unusable_time_drop
 from windtunnel.oracle.windows.fixed import close_offset_ms, late_drop
@@ -53,10 +53,10 @@ def eligible(query: Query, rules: Rules, profile: str) -> bool:
 class _Key:
     __slots__ = ("clock", "earliest_close", "index", "panes", "value", "windows")
 
-    def __init__(self, index: int, value: Any) -> None:
+    def __init__(self, index: int, value: Any, clock: int | None) -> None:
         self.index = index
         self.value = value
-        self.clock: int | None = None
+        self.clock = clock
         self.windows: dict[int, Any] = {}
         self.earliest_close: int | None = None
         self.panes: dict[int, int] = {}
@@ -86,6 +86,7 @@ def fast_outputs(
     keys: dict[Any, _Key] = {}
     wall = start_wall_ms
     after_seq: int | None = None
+    floor: int | None = None  # the clock keys first seen after a watermark item start at
     flush = rules.end_of_input == "flush"
     tumbling_count = hop == size and count_only
     # Hopping counts with every dividing size: count per pane [p, p + every) instead of per
@@ -104,6 +105,33 @@ def fast_outputs(
         ref = WindowRef(start, start + size)
         for row in rows([state] if count_only else state, start, start + size):
             yield Emission(ref, key.value, row, reason, after_seq, wall, partial)
+
+    def forget_closed(key: _Key, clock: int) -> None:
+        """After ``key``'s windows the clock reached were emitted: drop their panes."""
+        windows = key.windows
+        if pane_count:  # every window over these panes is closed
+            panes = key.panes
+            for q in [q for q in panes if q + span <= clock]:
+                del panes[q]
+        key.earliest_close = min(windows) + span if windows else None
+
+    def watermark(to_ms: int) -> Iterator[Emission]:
+        """Rule W1, as FixedOperator.on_watermark: every key's clock moves to the watermark
+        plus tolerance; windows close in (end, start, key) order across keys."""
+        nonlocal floor
+        clock = to_ms + window.tolerance_ms
+        floor = clock if floor is None else max(floor, clock)
+        moved = [k for k in keys.values() if k.clock is None or clock > k.clock]
+        for key in moved:
+            key.clock = clock
+        due = sorted((s + size, s, k.index) for k in moved for s in k.windows if s + span <= clock)
+        by_index = {k.index: k for k in moved}
+        for _, s, index in due:
+            key = by_index[index]
+            yield from emit(key, s, state_of(key, s), "close", False)
+            del key.windows[s]
+        for key in moved:
+            forget_closed(key, clock)
 
     def end() -> Iterator[Emission]:
         if flush:
@@ -137,6 +165,8 @@ def fast_outputs(
                 if isinstance(item, End):
                     ended = True
                     yield from end()
+                elif isinstance(item, Watermark):
+                    yield from watermark(item.to_ms)
                 continue
         for event in events:
             at_ms = event.at_ms
@@ -153,7 +183,7 @@ def fast_outputs(
                     lookup = hashable(raw_key)
                     key = keys.get(lookup)
                 if key is None:
-                    key = keys[lookup] = _Key(len(keys), raw_key)
+                    key = keys[lookup] = _Key(len(keys), raw_key, floor)
             else:
                 values = tuple(g(payload) for g in key_getters)
                 try:
@@ -163,7 +193,7 @@ def fast_outputs(
                     lookup = tuple(hashable(v) for v in values)
                     key = keys.get(lookup)
                 if key is None:
-                    key = keys[lookup] = _Key(len(keys), group_value(values))
+                    key = keys[lookup] = _Key(len(keys), group_value(values), floor)
             after_seq = event.seq
             raw = payload.get(time_field) if time_field is not None else time_of(payload)
             if type(raw) is int:

@@ -22,10 +22,10 @@ from typing import Any
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import close_point_offset_ms
-from windtunnel.oracle.model.spec import Query, SessionWindows
+from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator
-from windtunnel.oracle.windows.fixed import unsupported_rules
+from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.fixed import PROCESSING_TIME, unsupported_rules
 from windtunnel.oracle.windows.watermark import Clock, Clocks
 
 
@@ -296,6 +296,14 @@ class SessionOperator(Operator):
         # t <= last + gap
         reach = late_ms - self.gap_ms - self._gap_offset
         key.done = [d for d in key.done if d[1] + self.gap_ms >= reach]
+
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        """Rule W1: the clock moves to watermark + tolerance (every key's, per clock_scope)."""
+        if self.spec.on == NOW:
+            raise watermark_rejected(ctx.profile, to_ms, PROCESSING_TIME)
+        keys = [g.state.clock for g in ctx.groups.values() if g.state is not None]
+        moved = self.clocks.inject(to_ms + self.tolerance_ms, keys)
+        self._close(self._due(moved), "close", ctx, out)
 
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
         clocks = self.clocks.batch_end()

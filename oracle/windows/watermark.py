@@ -8,9 +8,43 @@ waiting for it: (close point ms, first ms, group index, tiebreak, window).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from windtunnel.oracle.model.rules import Rules
+
+
+class ClockLike(Protocol):
+    """What :func:`inject` moves: this module's :class:`Clock` and ``fixed.Clock``."""
+
+    now_ms: int | None
+    late_ms: int | None
+    seen_ms: int | None
+
+
+def inject(
+    clocks: Iterable[ClockLike], clock_ms: int, moves: str, dirty: dict[Any, None]
+) -> list[Any]:
+    """Move ``clocks`` to at least ``clock_ms`` for an injected watermark (docs/semantics.md,
+    W1; ``clock_ms`` = watermark + tolerance). A clock already there or past it is left
+    alone: watermarks never go back. Returns the clocks whose ``now_ms`` moved at once, which
+    the caller closes; under ``clock_moves: batch`` (Spark) the value is the watermark of the
+    next micro-batch instead: the clock is marked in ``dirty`` and closes at that batch's end
+    (or the final no-data one), and the late test catches up one batch later, as for data.
+    """
+    moved = []
+    for clock in clocks:
+        if clock.seen_ms is None or clock_ms > clock.seen_ms:
+            clock.seen_ms = clock_ms
+        if clock.now_ms is not None and clock_ms <= clock.now_ms:
+            continue
+        clock.now_ms = clock_ms
+        if moves == "batch":
+            dirty[clock] = None
+        else:
+            clock.late_ms = clock_ms
+            moved.append(clock)
+    return moved
 
 
 class Clock:
@@ -81,6 +115,15 @@ class Clocks:
             clock.now_ms = clock.seen_ms
             if clock.late_ms == clock.now_ms:
                 self._dirty.pop(clock, None)
+
+    def inject(self, clock_ms: int, key_clocks: Iterable[Clock]) -> list[Clock]:
+        """An injected watermark (:func:`inject`): the stream's clock, or every key's clock
+        (``key_clocks``) with keys first seen later starting at ``clock_ms``."""
+        if self._stream is not None:
+            return inject((self._stream,), clock_ms, self.moves, self._dirty)
+        if self._floor_ms is None or clock_ms > self._floor_ms:
+            self._floor_ms = clock_ms
+        return inject(key_clocks, clock_ms, self.moves, self._dirty)
 
     def end(self) -> list[Clock]:
         """At end of input under ``clock_moves: batch``: the final no-data batch's clocks."""
