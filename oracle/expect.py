@@ -18,7 +18,11 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.timeparse import parse_timestamp_ms
 
 _NOT_GIVEN: Any = object()
-_EMISSION_KEYS = ("window", "group", "row", "reason", "after_seq", "wall_ms", "partial")
+EXPECT_KEYS = ("emissions", "drops", "ordered")
+EMISSION_KEYS = ("window", "group", "row", "reason", "after_seq", "wall_ms", "partial")
+DROP_KEYS = ("seq", "reason")
+WINDOW_REF_KEYS = ("start_ms", "end_ms", "start_offset", "end_offset")
+"""The keys an ``expect`` block, an expected emission, a drop and a window mapping accept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +76,7 @@ def parse_expectation(data: Any, time_unit: str) -> Expectation:
             "expect", data, "must be a mapping", "write expect: {emissions: [...], drops: [...]}"
         )
     for key in data:
-        if key not in ("emissions", "drops", "ordered"):
+        if key not in EXPECT_KEYS:
             raise InvalidScenario(
                 f"expect.{key}", data[key], "unknown key", "use emissions, drops or ordered"
             )
@@ -108,9 +112,9 @@ def _emission(raw: Any, where: str, time_unit: str) -> ExpectedEmission:
             where, raw, "must be a mapping", "write {window: [0, 600000], row: {n: 3}}"
         )
     for key in raw:
-        if key not in _EMISSION_KEYS:
+        if key not in EMISSION_KEYS:
             raise InvalidScenario(
-                f"{where}.{key}", raw[key], "unknown key", f"use one of {', '.join(_EMISSION_KEYS)}"
+                f"{where}.{key}", raw[key], "unknown key", f"use one of {', '.join(EMISSION_KEYS)}"
             )
     window = window_ref(raw.get("window"), f"{where}.window", time_unit)
     row = raw.get("row", {})
@@ -138,7 +142,7 @@ def window_ref(raw: Any, where: str, time_unit: str) -> WindowRef:
     if (
         isinstance(raw, Mapping)
         and raw
-        and set(raw) <= {"start_ms", "end_ms", "start_offset", "end_offset"}
+        and set(raw) <= set(WINDOW_REF_KEYS)
     ) and all(isinstance(v, int) and not isinstance(v, bool) for v in raw.values()):
         return WindowRef(**raw)
     raise InvalidScenario(
@@ -147,7 +151,7 @@ def window_ref(raw: Any, where: str, time_unit: str) -> WindowRef:
 
 
 def _drop(raw: Any, where: str) -> tuple[int, str]:
-    if not isinstance(raw, Mapping) or set(raw) - {"seq", "reason"} or "seq" not in raw:
+    if not isinstance(raw, Mapping) or set(raw) - set(DROP_KEYS) or "seq" not in raw:
         raise InvalidScenario(where, raw, "not a drop", "write {seq: 4, reason: late}")
     seq, reason = raw["seq"], raw.get("reason", "late")
     if isinstance(seq, bool) or not isinstance(seq, int):

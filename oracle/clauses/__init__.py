@@ -22,7 +22,7 @@ from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
 
 SYNTAXES: Final = ("tql", "ekuiper", "timeplus", "kdb")
 _BY_PROFILE: Final = {"ekuiper": "ekuiper", "timeplus": "timeplus", "kdb": "kdb"}
-_QUERY_KEYS: Final = ("text", "syntax", "on", "lateness", "timezone")
+QUERY_KEYS: Final = ("text", "syntax", "on", "lateness", "timezone")
 
 
 def syntax_for(profile: str) -> str:
@@ -60,9 +60,9 @@ def query_from_scenario(data: Mapping[str, Any], profile: str, time_unit: str,
                               "give the window in the query text or in window:, not both")
     options: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {"text": raw}
     for key in options:
-        if key not in _QUERY_KEYS:
+        if key not in QUERY_KEYS:
             raise InvalidScenario(f"query.{key}", options[key], "unknown key",
-                                  f"use one of {', '.join(_QUERY_KEYS)}")
+                                  f"use one of {', '.join(QUERY_KEYS)}")
     text = options.get("text")
     if not isinstance(text, str) or not text.strip():
         raise InvalidScenario("query", raw, "must be the window clause text",
