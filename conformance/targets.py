@@ -1,0 +1,312 @@
+"""Targets: the implementations ``windtunnel check`` holds against the oracle.
+
+A target turns scenarios into outputs (emissions, and drops if it reports them). It
+runs many scenarios per call (:meth:`Target.run_many`) so that an engine with a high
+per-query cost (a Spark streaming query) pays it once per call, not once per scenario.
+
+Built in: :func:`oracle_target` (the oracle under a profile: a cheap stand-in, and
+the reference in tests), :func:`callable_target` (any Python callable from a scenario
+to outputs), and, by name through :func:`target_named`, ``spark`` (windtunnel's exact
+operator), ``spark-stock`` (the stock mapping) and a user's Spark job as
+``module:function`` -- the Spark ones imported lazily from
+``windtunnel.conformance.spark_targets``. More names register with
+:func:`register_target` (an engine issue adds ``tenzir`` that way).
+
+Micro-batches: a scenario's ``batch`` items are micro-batches and lone events go one
+per micro-batch; ``advance`` items join the micro-batch being built; end of input rides
+in the last one (:func:`micro_batch_of_seq`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from windtunnel.oracle.engine import run
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.results import Emission, Output
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.profiles import profile_named
+from windtunnel.oracle.scenario import Scenario
+
+
+@dataclass(frozen=True, slots=True)
+class TargetRun:
+    """What a target produced for one scenario.
+
+    ``micro_batches``: per output, the micro-batch it came out in (None for an output
+    whose micro-batch is unknown); None when the target does not report timing.
+    """
+
+    outputs: tuple[Output, ...]
+    micro_batches: tuple[int | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.outputs, tuple):
+            raise InvalidSpec(
+                "TargetRun.outputs", self.outputs, "must be a tuple", "wrap them in tuple(...)"
+            )
+        if self.micro_batches is not None and len(self.micro_batches) != len(self.outputs):
+            raise InvalidSpec(
+                "TargetRun.micro_batches",
+                len(self.micro_batches),
+                f"needs one entry per output ({len(self.outputs)})",
+                "give None for an output whose micro-batch is unknown, or micro_batches=None",
+            )
+
+
+@runtime_checkable
+class Target(Protocol):
+    """An implementation under check: ``name``, what it reports, and a batched run."""
+
+    name: str
+    reports_drops: bool
+    reports_timing: bool
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        """One :class:`TargetRun` per scenario, in order."""
+        ...
+
+
+def micro_batch_of_seq(items: Iterable[Item]) -> dict[int, int]:
+    """The micro-batch index (0, 1, ...) of every event seq: each ``Batch`` is one
+    micro-batch, lone events one each; ``Advance`` items join the micro-batch being
+    built (an advance right before a batch is a micro-batch of its own)."""
+    index = 0
+    pending = False  # the micro-batch being built holds advances only
+    found: dict[int, int] = {}
+    for item in items:
+        if isinstance(item, Advance):
+            pending = True
+        elif isinstance(item, Batch):
+            if pending:
+                index += 1
+            for event in item.events:
+                found[event.seq] = index
+            index += 1
+            pending = False
+        elif isinstance(item, Event):
+            found[item.seq] = index
+            index += 1
+            pending = False
+        elif isinstance(item, End):
+            break
+    return found
+
+
+def oracle_micro_batches(
+    outputs: Sequence[Output], items: Iterable[Item]
+) -> tuple[int | None, ...]:
+    """Per output, the micro-batch of the event its emission followed (``after_seq``);
+    None for drops and for emissions before any event."""
+    where = micro_batch_of_seq(items)
+    return tuple(
+        where.get(o.after_seq) if isinstance(o, Emission) and o.after_seq is not None else None
+        for o in outputs
+    )
+
+
+def oracle_outputs(scenario: Scenario, profile: str | None = None) -> tuple[Output, ...]:
+    """The oracle's outputs for ``scenario`` under ``profile`` (default: the scenario's
+    own), with the scenario's ``rules:`` overrides applied on top of the profile's rules.
+    Raises InvalidSpec when the profile cannot run the scenario's window."""
+    name = profile or scenario.profile.name
+    rules = profile_named(name).rules.with_overrides(dict(scenario.rule_overrides))
+    return run(
+        scenario.query,
+        scenario.items,
+        rules=rules,
+        profile=name,
+        time_unit_ms=scenario.time_unit_ms,
+        start_wall_ms=scenario.start_wall_ms,
+    ).outputs
+
+
+@dataclass(frozen=True, slots=True)
+class OracleTarget:
+    """The oracle under ``profile`` as a target; reports drops and micro-batch timing."""
+
+    profile: str
+    name: str = ""
+    reports_drops: bool = True
+    reports_timing: bool = True
+
+    def __post_init__(self) -> None:
+        profile_named(self.profile)  # raises InvalidSpec for an unknown profile
+        if not self.name:
+            object.__setattr__(self, "name", f"oracle:{self.profile}")
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        runs = []
+        for scenario in scenarios:
+            outputs = oracle_outputs(scenario, self.profile)
+            runs.append(TargetRun(outputs, oracle_micro_batches(outputs, scenario.items)))
+        return runs
+
+
+def oracle_target(profile: str) -> OracleTarget:
+    """The oracle under ``profile``; raises InvalidSpec for an unknown profile."""
+    return OracleTarget(profile)
+
+
+ScenarioFunction = Callable[[Scenario], "Sequence[Output] | TargetRun"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallableTarget:
+    """Any Python callable from a scenario to its outputs (or a :class:`TargetRun`)."""
+
+    function: ScenarioFunction
+    name: str
+    reports_drops: bool = False
+    reports_timing: bool = False
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        runs = []
+        for scenario in scenarios:
+            got = self.function(scenario)
+            runs.append(got if isinstance(got, TargetRun) else TargetRun(tuple(got)))
+        return runs
+
+
+def callable_target(
+    fn: ScenarioFunction,
+    name: str | None = None,
+    reports_drops: bool = False,
+    reports_timing: bool = False,
+) -> CallableTarget:
+    """Wrap ``fn(scenario) -> outputs`` as a target (``run_many`` maps it)."""
+    if not callable(fn):
+        raise InvalidSpec("target", fn, "must be callable", "give a function scenario -> outputs")
+    label = name or getattr(fn, "__qualname__", None) or repr(fn)
+    return CallableTarget(fn, label, reports_drops, reports_timing)
+
+
+# --- targets by name ---------------------------------------------------------------------
+
+TargetFactory = Callable[[Any], Target]
+"""Builds a target from a Spark session (or None: the target starts what it needs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TargetEntry:
+    """A named target: its factory, a one-line description, and the oracle profile that
+    stands in for it when shrinking (None: shrink against the target itself)."""
+
+    factory: TargetFactory
+    description: str
+    stand_in: str | None = None
+
+
+TARGETS: dict[str, TargetEntry] = {}
+
+
+def register_target(
+    name: str, factory: TargetFactory, description: str, stand_in: str | None = None
+) -> None:
+    """Make ``--target NAME`` available (replacing an entry of the same name)."""
+    TARGETS[name] = TargetEntry(factory, description, stand_in)
+
+
+def _spark_targets() -> Any:
+    return importlib.import_module("windtunnel.conformance.spark_targets")
+
+
+register_target(
+    "spark",
+    lambda spark: _spark_targets().exact_target(spark),
+    "windtunnel's exact operator on Spark Structured Streaming",
+)
+register_target(
+    "spark-stock",
+    lambda spark: _spark_targets().stock_target(spark),
+    "stock Spark windows (window/session_window + withWatermark)",
+    stand_in="spark",
+)
+
+
+def load_function(spec: str, option: str = "--job") -> Callable[..., Any]:
+    """Import ``module:function`` (dotted attribute paths allowed after the colon).
+
+    Raises InvalidSpec naming ``option`` when the form is wrong, the module cannot be
+    imported or the attribute is missing or not callable.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise InvalidSpec(option, spec, "must be module:function", "write e.g. my_jobs:windowed")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidSpec(
+            option, spec, f"module {module_name!r} cannot be imported ({exc})",
+            "check the name and that its directory is on PYTHONPATH",
+        ) from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise InvalidSpec(
+                option, spec, f"{module_name} has no attribute {attribute!r}", "check the name"
+            )
+        found = getattr(found, part)
+    if not callable(found):
+        raise InvalidSpec(option, spec, "is not callable", "name a function")
+    return found  # type: ignore[no-any-return]
+
+
+def known_targets() -> list[str]:
+    """Registered names plus the forms ``module:function`` and ``oracle:PROFILE``."""
+    return [*TARGETS, "oracle:PROFILE", "python:module:function", "module:function (a Spark job)"]
+
+
+def target_named(name_or_job: str, spark: Any = None) -> Target:
+    """The target for ``--target``/``--job``: a registered name, ``oracle:PROFILE``,
+    ``python:module:function`` (a callable scenario -> outputs) or ``module:function``
+    (a user's Spark job ``job(events) -> DataFrame``, run by ``spark_targets.job_target``).
+
+    Raises InvalidSpec listing the known targets for an unknown name.
+    """
+    if name_or_job in TARGETS:
+        return TARGETS[name_or_job].factory(spark)
+    if name_or_job.startswith("oracle:"):
+        return oracle_target(name_or_job.split(":", 1)[1])
+    if name_or_job.startswith("python:"):
+        function = load_function(name_or_job.split(":", 1)[1], "--target")
+        return callable_target(function, name=name_or_job)
+    if ":" in name_or_job:
+        job = load_function(name_or_job)
+        return _spark_targets().job_target(job, spark)  # type: ignore[no-any-return]
+    raise InvalidSpec(
+        "--target", name_or_job, "unknown target", f"use one of {', '.join(known_targets())}"
+    )
+
+
+def stand_in_of(name_or_job: str) -> str | None:
+    """The oracle profile registered to stand in for a named target when shrinking."""
+    entry = TARGETS.get(name_or_job)
+    return entry.stand_in if entry is not None else None
+
+
+def describe_targets() -> Mapping[str, str]:
+    """Registered target names and their descriptions."""
+    return {name: entry.description for name, entry in TARGETS.items()}
+
+
+__all__ = [
+    "TARGETS",
+    "CallableTarget",
+    "OracleTarget",
+    "Target",
+    "TargetEntry",
+    "TargetRun",
+    "callable_target",
+    "describe_targets",
+    "load_function",
+    "micro_batch_of_seq",
+    "oracle_micro_batches",
+    "oracle_outputs",
+    "oracle_target",
+    "register_target",
+    "stand_in_of",
+    "target_named",
+]
