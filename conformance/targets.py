@@ -61,9 +61,20 @@ class TargetRun:
 class Target(Protocol):
     """An implementation under check: ``name``, what it reports, and a batched run."""
 
-    name: str
-    reports_drops: bool
-    reports_timing: bool
+    @property
+    def name(self) -> str:
+        """Shown in reports (``spark-stock``, ``oracle:flink``, ``my_jobs:windowed``)."""
+        ...
+
+    @property
+    def reports_drops(self) -> bool:
+        """Whether its outputs include drops (else drops are not compared)."""
+        ...
+
+    @property
+    def reports_timing(self) -> bool:
+        """Whether :attr:`TargetRun.micro_batches` is given (else timing is not compared)."""
+        ...
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
         """One :class:`TargetRun` per scenario, in order."""
