@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import WindowSpec
-from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, Watermark
 from windtunnel.oracle.scenario import WINDOW_KINDS, Scenario, parse_scenario, parse_window
 
 _POOL_SIZE = 64
@@ -303,6 +303,8 @@ def _item_json(item: Item) -> dict[str, Any]:
         return {"at": item.to_ms}
     if isinstance(item, Batch):
         return {"batch": [{"event": dict(e.payload), "at": e.at_ms} for e in item.events]}
+    if isinstance(item, Watermark):
+        return {"watermark": item.to_ms}
     return {"end": True}
 
 

@@ -22,7 +22,15 @@ from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.fields import getter
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.stream import (
+    Advance,
+    Batch,
+    End,
+    Event,
+    Item,
+    checked,
+    without_watermarks,
+)
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, to_json_text
 
 Row = tuple[int | None, str, int | None, int | None, int | None, str | None]
@@ -122,7 +130,7 @@ def feed(
         last_seq = event.seq
         events_in_current += 1
 
-    for item in checked(items, start_wall_ms):
+    for item in without_watermarks(checked(items, start_wall_ms), "Spark"):
         if isinstance(item, End) and not current and batches:
             current_items = list(item_groups.pop()) + current_items
         if isinstance(item, Batch) and current:

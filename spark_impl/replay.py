@@ -15,6 +15,7 @@ from typing import Any
 
 from windtunnel.oracle.engine import operator_for
 from windtunnel.oracle.model.results import Emission, Output, Result
+from windtunnel.oracle.model.stream import without_watermarks
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Driver
 from windtunnel.spark_impl.feed import Feed, feed
@@ -113,6 +114,8 @@ def replay_scenario(
         from windtunnel.spark_impl.stock import check_stock, replay_stock
 
         check_stock(scenario.query, scenario.rules)  # input errors before Spark starts
+    for _ in without_watermarks(scenario.items, "Spark"):  # likewise
+        pass
     spark = spark_session(master, remote)
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")

@@ -34,7 +34,15 @@ from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
 from windtunnel.oracle.model.rules import RULE_VALUES, Rules
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
+from windtunnel.oracle.model.stream import (
+    Advance,
+    Batch,
+    End,
+    Event,
+    Item,
+    checked,
+    without_watermarks,
+)
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.profiles import SPARK_PROFILE, check_supported
 from windtunnel.oracle.scenario import Scenario
@@ -256,7 +264,9 @@ def plan_stock(scenario: Scenario, micro_batch: int = 1) -> StockPlan:
     Event rows carry ``{"t": event time in ms or null, "p": payload}`` as their payload;
     the time is read as the oracle reads it (null or not a time: null, never emitted).
     """
-    items = micro_batches(checked(scenario.items, scenario.start_wall_ms), micro_batch)
+    items = micro_batches(
+        without_watermarks(checked(scenario.items, scenario.start_wall_ms), "Spark"), micro_batch
+    )
     query = scenario.query
     on = query.window.on
     read_time = getter(on)

@@ -175,6 +175,21 @@ class StreamChecker:
             self.wall_ms = event.at_ms
 
 
+def without_watermarks(items: Iterable[Item], engine: str) -> Iterator[Item]:
+    """The items unchanged; raises InvalidStream at a ``Watermark``, which ``engine`` (a real
+    engine fed by windtunnel, whose watermark comes from the data) cannot take."""
+    for item in items:
+        if isinstance(item, Watermark):
+            raise InvalidStream(
+                "watermark_ms",
+                item.to_ms,
+                f"the {engine} engine cannot take an injected watermark: its watermark comes "
+                "from the data",
+                "remove the {watermark: ...} item or replay it with --engine oracle",
+            )
+        yield item
+
+
 def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
     """The items unchanged, checked by :class:`StreamChecker` (raising InvalidStream).
     Appends ``End`` if missing."""

@@ -17,7 +17,7 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
-from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 
@@ -110,12 +110,14 @@ class TimeplusOperator(Operator):
         self._batch_ms = spec.emit.batch_ms
         self._next_batch_tick_ms = None if self._batch_ms is None else ctx.wall_ms + self._batch_ms
         self._strict_gap = ctx.rules.session_gap == "exclusive"
+        self._injected_ms: int | None = None  # the highest injected watermark (W1)
 
     def _stream(self, group: Group) -> _Stream:
         if group.state is None:
             stream = self._shared
             if stream is None:
                 stream = _Stream()
+                stream.closed_until_ms = self._injected_ms  # W1: a new key starts there
                 self._streams.append(stream)
             group.state = stream
         assert isinstance(group.state, _Stream)
@@ -227,6 +229,17 @@ class TimeplusOperator(Operator):
                     self._update(window, ctx, ctx.wall_ms, out)
             watermark = stream.max_ms - self.emit.delay_ms
             self._close_until(stream, watermark, ctx, ctx.wall_ms, out)
+
+    # --- W1: an injected watermark closes what it reaches, on every key's stream
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        if self.spec.on == NOW:
+            raise watermark_rejected(
+                ctx.profile, to_ms, "processing-time windows (on: now()) follow the wall clock, "
+                "which watermarks do not move; use {advance: ...}")
+        if self._injected_ms is None or to_ms > self._injected_ms:
+            self._injected_ms = to_ms
+        for stream in self._streams:
+            self._close_until(stream, to_ms, ctx, ctx.wall_ms, out)
 
     def _updates_due(self, stream: _Stream) -> list[_Window]:
         """TP7, rule update_delay: the changed windows whose update goes out at this insert:
