@@ -47,6 +47,11 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "first_window": ("aligned", "first_event"),
     "hopping_first_windows": ("all", "from_first_hop"),
     "count_window_end": ("none", "trigger_wall"),
+    # issue 13 (eKuiper event time)
+    "hopping_layout": ("starts", "ends"),
+    "session_tick_cut": ("lasted", "after_first_record"),
+    "sliding_delay_end": ("closed", "open"),
+    "where_emptied": ("emit", "nothing"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -107,6 +112,16 @@ RULE_DOCS: Final[dict[str, str]] = {
     "earlier records are dropped, no_window",
     "count_window_end": "eKuiper's window_end() in a count window: none, count windows have no "
     "times (none, the page) or the wall time of the trigger (trigger_wall, the engine)",
+    "hopping_layout": "eKuiper's hopping windows: starts on the natural-time grid every hop, "
+    "[s, s + size) (starts), or ends on it, [e - size, e) (ends, the page and the engine)",
+    "session_tick_cut": "eKuiper's SESSIONWINDOW max-duration tick T cuts a session that has "
+    "lasted at least max since its start (lasted), or only when T - max is strictly after the "
+    "session's first record still buffered and a record after T arrives (after_first_record, "
+    "the engine)",
+    "sliding_delay_end": "eKuiper's delayed SLIDINGWINDOW covers [t - size, t + delay] (closed, "
+    "the engine's current operator) or [t - size, t + delay) (open, its older operator)",
+    "where_emptied": "eKuiper: a window whose rows a post-window WHERE removes entirely (empty "
+    "windows included) is emitted empty (emit) or produces nothing (nothing, the engine)",
 }
 
 
@@ -142,6 +157,10 @@ class Rules:
     first_window: str = "aligned"
     hopping_first_windows: str = "all"
     count_window_end: str = "none"
+    hopping_layout: str = "starts"
+    session_tick_cut: str = "lasted"
+    sliding_delay_end: str = "closed"
+    where_emptied: str = "emit"
 
     def __post_init__(self) -> None:
         for f in fields(self):

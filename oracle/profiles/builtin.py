@@ -28,6 +28,9 @@ def _other_engines(engine: str) -> dict[str, str]:
         "first_window": f"not applicable to {engine} (an eKuiper rule; kept default)",
         "hopping_first_windows": f"not applicable to {engine} (an eKuiper rule; kept default)",
         "count_window_end": f"not applicable to {engine} (an eKuiper rule; kept default)",
+        **{rule: f"not applicable to {engine} (an eKuiper rule; kept default)"
+           for rule in ("hopping_layout", "session_tick_cut", "sliding_delay_end",
+                        "where_emptied")},
         "idle_timer_elapsed": f"not applicable to {engine} (a kdb+ timer rule; kept default)",
         "update_delay": f"not applicable to {engine} (a Timeplus EMIT rule; kept default)",
     }

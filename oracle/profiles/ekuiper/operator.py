@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.conditions import parse_condition
-from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec, InvalidStream
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import (
     CountWindows,
@@ -29,13 +29,15 @@ from windtunnel.oracle.profiles.ekuiper.spec import (
     EkuiperWindows,
     natural_origin_ms,
 )
+from windtunnel.oracle.profiles.ekuiper.watermark import Record, WatermarkStage
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 ERROR_FIELD = "_error"
 """An input event carrying this field is an upstream error event (E11)."""
 
-Record = tuple[int, Group, Mapping[str, Any], int]  # (time, group, payload, seq)
+END_OF_INPUT = "end_of_input"
+"""Drop reason: under ``end_of_input: discard`` the record was in no emitted window (E12)."""
 
 
 def ekuiper_from_fixed(spec: FixedWindows) -> EkuiperWindows:
@@ -97,7 +99,8 @@ def as_ekuiper(spec: object) -> EkuiperWindows:
 
 
 class EkuiperOperator(Operator):
-    """Shared by every eKuiper window kind: errors, FILTER, the clock, WHERE, HAVING, output."""
+    """Shared by every eKuiper window kind: errors, the watermark stage (event time), FILTER,
+    WHERE, HAVING, output, and what end of input loses."""
 
     def __init__(self, query: Query, ctx: Context) -> None:
         spec = as_ekuiper(query.window)
@@ -116,7 +119,9 @@ class EkuiperOperator(Operator):
         self.before = [c for c in (spec.filter, spec.where if where_first else None) if c]
         self.after = None if where_first else spec.where
         self.emit_empty = ctx.rules.empty_windows == "emit"
-        self.max_ms: int | None = None
+        # rule where_emptied: a window a post-window WHERE leaves without rows emits nothing
+        self.emptied_emits = ctx.rules.where_emptied == "emit" or self.after is None
+        self.stage = WatermarkStage(spec.lateness_ms) if spec.event_time else None
         # HAVING may name a call such as count(*): it reads the column computing it; a call
         # no aggregation computes is an input error (it would silently never hold)
         calls = {} if query.aggregate is None else {
@@ -126,7 +131,7 @@ class EkuiperOperator(Operator):
         self.having = None if spec.having is None else parse_condition(
             spec.having.text, "window.having", columns=calls)
 
-    # --- E9/E11: errors, FILTER; E10: the clock and late records
+    # --- E11: errors; E10: the watermark stage; E9: FILTER (and a pre-window WHERE)
     def on_event(
         self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
     ) -> None:
@@ -135,28 +140,48 @@ class EkuiperOperator(Operator):
             out.append(Drop(event.seq, "error", (), f"error event forwarded to the sink: "
                                                     f"{payload[ERROR_FIELD]}"))
             return
+        record = (t_ms, group, payload, event.seq)
+        stage = self.stage
+        if stage is None:  # processing time: records reach the window as they arrive
+            self.deliver(record, ctx, out)
+            return
+        if stage.late(t_ms):  # late before FILTER sees it
+            out.append(Drop(event.seq, "late", (), f"event time {t_ms} is behind the "
+                                                   f"watermark {stage.watermark_ms}"))
+            return
+        stage.hold(record)
+        self.watermark_to(stage.target_ms(), ctx, out)
+
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        """An injected watermark ``{watermark: T}``: the stage moves to T (never back), releases
+        what it reaches and fires the windows ending by T. Processing time has no watermark:
+        the item is an input error."""
+        if self.stage is None:
+            raise InvalidStream("watermark", to_ms, "eKuiper processing-time windows (no `on` "
+                                "field) have no watermark", "give the window an `on` field "
+                                "or remove the watermark item")
+        self.watermark_to(to_ms, ctx, out)
+
+    def watermark_to(self, to_ms: int | None, ctx: Context, out: list[Output]) -> None:
+        """Move the stage's watermark: released records reach the window in time order, then
+        every window the watermark reaches fires."""
+        assert self.stage is not None
+        released = self.stage.move(to_ms)
+        if released is None:
+            return
+        for record in released:
+            self.deliver(record, ctx, out)
+        assert self.stage.watermark_ms is not None
+        self.advance(self.stage.watermark_ms, ctx, ctx.wall_ms, out)
+
+    def deliver(self, record: Record, ctx: Context, out: list[Output]) -> None:
+        """FILTER (and a WHERE placed before the window), then the window."""
         for condition in self.before:
-            if not condition.holds(payload):
-                out.append(Drop(event.seq, "filtered", (), f"({condition}) is false before "
+            if not condition.holds(record[2]):
+                out.append(Drop(record[3], "filtered", (), f"({condition}) is false before "
                                                            "windowing"))
                 return
-        if self.event_time:
-            watermark = self.clock()
-            if watermark is not None and t_ms < watermark:
-                out.append(Drop(event.seq, "late", (), f"event time {t_ms} is behind the "
-                                                       f"watermark {watermark}"))
-                return
-            if self.max_ms is None or t_ms > self.max_ms:
-                self.max_ms = t_ms
-        self.accept((t_ms, group, payload, event.seq), ctx, out)
-        if self.event_time:
-            clock = self.clock()
-            assert clock is not None
-            self.advance(clock, ctx, ctx.wall_ms, out)
-
-    def clock(self) -> int | None:
-        """The watermark (event time) or None before the first event."""
-        return None if self.max_ms is None else self.max_ms - self.spec.lateness_ms
+        self.accept(record, ctx, out)
 
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
         if not self.event_time:
@@ -180,7 +205,7 @@ class EkuiperOperator(Operator):
         for _, group, payload, _ in kept:
             by_group.setdefault(group.index, (group, []))[1].append(payload)
         if not by_group:
-            if not self.emit_empty:
+            if not self.emit_empty or not self.emptied_emits:
                 return
             emitted = [(None, self.rows.rows([], ref.start_ms, end_ms))]
         else:
@@ -192,9 +217,27 @@ class EkuiperOperator(Operator):
                 if having is None or having.holds(row):
                     out.append(Emission(ref, value, row, reason, ctx.after_seq, wall_ms, partial))
 
+    # --- E12: end of input: flush, or report what is lost
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         if self.rules.end_of_input == "flush":
+            if self.stage is not None:  # the source ended: nothing more can be late
+                for record in self.stage.release_all():
+                    self.deliver(record, ctx, out)
             self.flush(ctx, out)
+            return
+        if self.stage is not None:
+            watermark = self.stage.watermark_ms
+            for record in self.stage.held:
+                out.append(Drop(record[3], END_OF_INPUT, (), f"lost at end of input: the "
+                                f"watermark {watermark} never reached time {record[0]} "
+                                "(rule end_of_input: discard)"))
+        for record, windows in self.unfinished():
+            out.append(Drop(record[3], END_OF_INPUT, windows, "lost at end of input: no window "
+                            f"holding time {record[0]} was emitted (rule end_of_input: discard)"))
+
+    def unfinished(self) -> list[tuple[Record, tuple[WindowRef, ...]]]:
+        """Records the window holds that no emitted window held, with their open windows."""
+        return []
 
     def flush(self, ctx: Context, out: list[Output]) -> None:
         """Emit what is open at end of input (rule ``end_of_input: flush``; eKuiper loses it)."""
@@ -215,20 +258,22 @@ class GridOperator(EkuiperOperator):
         self.origin_ms: int | None = None
         self.next_start_ms: int | None = None
         self.first_reported = False
-        # rule hopping_first_windows (event time): no window starts before this
+        # rule hopping_first_windows (event time): no window starts before the first record's hop
         self.from_first_hop = (self.event_time
                                and ctx.rules.hopping_first_windows == "from_first_hop")
-        self.floor_ms: int | None = None
+        self.by_ends = ctx.rules.hopping_layout == "ends"
         if not self.event_time:  # processing time: windows run from the rule's start
             self._start_grid(ctx.wall_ms)
 
     def _start_grid(self, t_ms: int) -> None:
         self.origin_ms = natural_origin_ms(t_ms, self.spec.unit, self.spec.timezone)
+        if self.by_ends:  # rule hopping_layout: ends on the grid, so starts sit size before
+            self.origin_ms -= self.size_ms
         self.next_start_ms = self._first_start(t_ms)
         self.first_ms = t_ms
         if self.from_first_hop:  # the start of the hop holding the first event
-            self.floor_ms = t_ms - (t_ms - self.origin_ms) % self.step_ms
-            self.next_start_ms = self.floor_ms
+            # (records reach the window in time order, so none comes before it)
+            self.next_start_ms = t_ms - (t_ms - self.origin_ms) % self.step_ms
 
     def _first_start(self, t_ms: int) -> int:
         """Start of the earliest grid window ``[s, s + size)`` holding ``t_ms``."""
@@ -240,21 +285,10 @@ class GridOperator(EkuiperOperator):
         if self.next_start_ms is None:
             self._start_grid(record[0])
         assert self.origin_ms is not None
-        if self.floor_ms is not None and record[0] < self.floor_ms:
-            out.append(Drop(record[3], "no_window", (), f"time {record[0]} is before the first "
-                            f"window, which starts at the first event's hop {self.floor_ms} "
-                            "(rule hopping_first_windows: from_first_hop)"))
-            return
         if (record[0] - self.origin_ms) % self.step_ms >= self.size_ms:  # a gap (hop > size)
             out.append(Drop(record[3], "no_window", (), f"time {record[0]} falls between "
                             f"hopping windows of {self.size_ms} ms every {self.step_ms} ms"))
             return
-        # a record the lateness admits before the first window (none has fired before it: a
-        # fired window ends at or before the watermark) opens the grid earlier
-        assert self.next_start_ms is not None
-        self.next_start_ms = min(self.next_start_ms, self._first_start(record[0]))
-        if self.floor_ms is not None:
-            self.next_start_ms = max(self.next_start_ms, self.floor_ms)
         self.buffer.append(record)
 
     def advance(self, clock_ms: int, ctx: Context, wall_ms: int, out: list[Output]) -> None:
@@ -285,6 +319,21 @@ class GridOperator(EkuiperOperator):
             return WindowRef(self.first_ms - self.step_ms, end)
         self.first_reported = True
         return WindowRef(start, end)
+
+    def unfinished(self) -> list[tuple[Record, tuple[WindowRef, ...]]]:
+        """Buffered records past every fired window (the last fired one starts a hop before
+        the next start), with the windows still open that hold them."""
+        start = self.next_start_ms
+        if start is None:
+            return []
+        lost = []
+        for record in self.buffer:
+            if record[0] - self.size_ms >= start - self.step_ms:
+                first = self._first_start(record[0])
+                open_refs = tuple(WindowRef(s, s + self.size_ms)
+                                  for s in range(max(first, start), record[0] + 1, self.step_ms))
+                lost.append((record, open_refs))
+        return lost
 
     def flush(self, ctx: Context, out: list[Output]) -> None:
         start = self.next_start_ms

@@ -37,6 +37,8 @@ from windtunnel.oracle.scenario import duration, window_kind
 from windtunnel.oracle.windows.driver import Context, Operator
 
 EKUIPER_PAGE = "https://ekuiper.org/docs/en/latest/sqls/windows.html"
+EKUIPER_GITHUB = "https://github.com/lf-edge/ekuiper/blob/master"
+EKUIPER_NODE = f"{EKUIPER_GITHUB}/internal/topo/node"
 
 EKUIPER = register(
     Profile(
@@ -56,6 +58,10 @@ EKUIPER = register(
             first_window="aligned",
             hopping_first_windows="all",
             count_window_end="none",
+            hopping_layout="ends",
+            session_tick_cut="after_first_record",
+            sliding_delay_end="closed",
+            where_emptied="nothing",
         ),
         sources={
             "close_at": f'{EKUIPER_SOURCE}: "A window fires when the watermark reaches its end."',
@@ -104,6 +110,19 @@ EKUIPER = register(
             "passthrough_close": "not applicable to ekuiper (a kdb+ rule; kept default)",
             "idle_timer_elapsed": "not applicable to ekuiper (a kdb+ timer rule; kept default)",
             "update_delay": "not applicable to ekuiper (a Timeplus EMIT rule; kept default)",
+            "hopping_layout": f'{EKUIPER_PAGE}: "a 10 second time window will always end at '
+            'each 10s second such as 10, 20 or 30" (windows are placed by their ends; so does '
+            f'the engine: {EKUIPER_NODE}/event_window_trigger.go, getAlignedWindowEndTime)',
+            "session_tick_cut": f'{EKUIPER_PAGE}: "A session window begins when the first event '
+            'occurs." "the checks on if the window exceed maximum duration will happen at t = 0, '
+            f'10, 20, 30" (exceed: strictly; the engine: {EKUIPER_NODE}/event_window_trigger.go, '
+            "getNextSessionWindow: tick.Add(-duration).After(et))",
+            "sliding_delay_end": f"{EKUIPER_NODE}/window_v2_event_op.go: the current delayed "
+            "sliding window includes t + delay (the page is silent; the older window_op.go "
+            "handleInputs keeps ts < t + delay)",
+            "where_emptied": f"{EKUIPER_GITHUB}/internal/topo/operator/filter_operator.go: "
+            '"Only return if any row meets the condition, otherwise filter all" (the page is '
+            "silent)",
             "session_cap": "not applicable to ekuiper: its own operator cuts sessions at grid "
             "ticks (kept default)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "

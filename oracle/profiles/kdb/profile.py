@@ -82,6 +82,8 @@ KDB = register(
             'encountered past the end of that window." (where windows start before the first '
             "record is not said; chosen: the earliest window holding it, K2)",
             "count_window_end": "not applicable to kdb (an eKuiper rule; kept default)",
+            **{rule: "not applicable to kdb (an eKuiper rule; kept default)" for rule in
+               ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "update_delay": "not applicable to kdb (a Timeplus EMIT rule; kept default)",
             "session_cap": "not applicable to kdb: it has no session windows (kept default)",
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '

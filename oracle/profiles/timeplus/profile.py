@@ -87,6 +87,8 @@ TIMEPLUS = register(
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
             "hopping_first_windows": "not applicable to timeplus (an eKuiper rule; kept default)",
             "count_window_end": "not applicable to timeplus (an eKuiper rule; kept default)",
+            **{rule: "not applicable to timeplus (an eKuiper rule; kept default)" for rule in
+               ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "idle_timer_elapsed": "not applicable to timeplus (a kdb+ timer rule; kept default)",
             "session_cap": "not applicable to timeplus: its own operator applies max_size "
             "(kept default)",
