@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.conditions import parse_condition
-from windtunnel.oracle.model.errors import InvalidSpec, InvalidStream
+from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import (
     CountWindows,
@@ -30,7 +30,7 @@ from windtunnel.oracle.profiles.ekuiper.spec import (
     natural_origin_ms,
 )
 from windtunnel.oracle.profiles.ekuiper.watermark import Record, WatermarkStage
-from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 ERROR_FIELD = "_error"
@@ -157,9 +157,8 @@ class EkuiperOperator(Operator):
         what it reaches and fires the windows ending by T. Processing time has no watermark:
         the item is an input error."""
         if self.stage is None:
-            raise InvalidStream("watermark", to_ms, "eKuiper processing-time windows (no `on` "
-                                "field) have no watermark", "give the window an `on` field "
-                                "or remove the watermark item")
+            raise watermark_rejected(ctx.profile, to_ms, "eKuiper processing-time windows (no "
+                                     "`on` field) have no watermark; use {advance: ...}")
         self.watermark_to(to_ms, ctx, out)
 
     def watermark_to(self, to_ms: int | None, ctx: Context, out: list[Output]) -> None:
