@@ -13,6 +13,7 @@ import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.extras import require_module
 from windtunnel.simulator.knobs import KNOB_HELP
 from windtunnel.simulator.outputs import WRITERS
 from windtunnel.simulator.report import summary_json as summary_data
@@ -89,6 +90,8 @@ def generate_command(
 
     Exits 1 when records could not be delivered to Kafka, 2 on invalid input.
     """
+    if fmt == "kafka":  # before generating: the stream may take long
+        require_module("kafka", "confluent_kafka", "--format kafka")
     options: dict[str, Any] = {"seed": seed}
     if events is not None:
         options["events"] = events

@@ -10,6 +10,7 @@ from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.format import jsonl, table
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.expect import check
+from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.oracle.scenario import load_scenario
 
 
@@ -49,7 +50,8 @@ def replay_command(
     if engine == "oracle":
         result = replay(scenario)
     else:
-        from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
+        with requires_extra("spark", f"--engine {engine}"):
+            from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
 
         run = replay_scenario(scenario, micro_batch=micro_batch, master=master, remote=remote)
         result = run.result

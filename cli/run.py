@@ -10,6 +10,7 @@ import click
 
 from windtunnel.cli.errors import friendly
 from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.oracle.model.timeparse import parse_duration_ms
 
 KAFKA_PREFIX = "kafka://"
@@ -89,12 +90,13 @@ def run_command(
     .parquet file) or kafka://HOST:PORT/TOPIC (needs Spark's Kafka connector). Progress
     (micro-batches, rows in and out) goes to stderr. Exits 2 on invalid input.
     """
-    from windtunnel.spark_impl.job import (
-        Sink,
-        load_spec,
-        records_format,
-        trigger_options,
-    )
+    with requires_extra("spark", "windtunnel run"):
+        from windtunnel.spark_impl.job import (
+            Sink,
+            load_spec,
+            records_format,
+            trigger_options,
+        )
 
     job_spec = load_spec(spec)
     is_kafka = source.startswith(KAFKA_PREFIX)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
+from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.simulator.records import kafka_records
 from windtunnel.simulator.simulation import Simulation
 
@@ -154,7 +155,8 @@ def produce(
     twice as fast. Raises EngineUnavailable when the cluster cannot be reached within
     ``connect_timeout_s``. librdkafka's log goes to the ``windtunnel.kafka`` logger.
     """
-    from confluent_kafka import KafkaException, Producer
+    with requires_extra("kafka", "producing to Kafka"):
+        from confluent_kafka import KafkaException, Producer
 
     if speed is not None and speed <= 0:
         raise InvalidInput("speed", speed, "must be positive", "give e.g. 1 or 10, or omit it")

@@ -44,6 +44,24 @@ class EngineUnavailable(WindtunnelError, RuntimeError):
     """An engine (Spark, a Kafka broker) needed for a command could not be started."""
 
 
+class MissingExtra(WindtunnelError, ImportError):
+    """A command or option needs an optional part of windtunnel that is not installed.
+
+    ``extra`` names the pip extra that brings it (``spark``, ``kafka``, ...), ``module``
+    the module that could not be imported and ``purpose`` what asked for it.
+    """
+
+    def __init__(self, extra: str, module: str, purpose: str) -> None:
+        self.extra = extra
+        self.module = module
+        self.purpose = purpose
+        super().__init__(
+            f"{purpose} needs windtunnel's {extra!r} extra, but module={module} is not "
+            f"installed; install it with: pip install 'windtunnel[{extra}]'",
+            name=module,
+        )
+
+
 def _echo(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.extras import requires_extra
 
 EMIT_REASONS = frozenset(
     {"close", "idle_timeout", "end_of_input", "event", "update", "count", "timer"}
@@ -141,8 +142,9 @@ class Result:
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per output: type, start_ms, end_ms, start_offset,
         end_offset, group, the row's columns prefixed ``row.``, reason, after_seq,
-        wall_ms, partial, seq, message."""
-        import pandas as pd
+        wall_ms, partial, seq, message (pandas comes with the ``spark`` extra)."""
+        with requires_extra("spark", "Result.to_pandas()"):
+            import pandas as pd
 
         records = [flat_record(o) for o in self.outputs]
         columns = [
