@@ -10,8 +10,9 @@ import click
 from windtunnel.cli.errors import friendly
 from windtunnel.cli.format import render
 from windtunnel.oracle.compare import Comparison, Line, compare
+from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.errors import InvalidScenario
-from windtunnel.oracle.scenario import load_scenario, load_yaml
+from windtunnel.oracle.scenario import parse_scenario
 
 
 def _window(line: Line) -> str:
@@ -87,10 +88,8 @@ def compare_command(file: str, profiles: str, fmt: str, rows_only: bool, only_di
     rows with the emission reason and the last event consumed before it (``after #seq``).
     The scenario's ``rules:`` overrides apply to every profile; its ``expect`` is ignored.
     """
-    load_scenario(file)  # the file's own problems, reported as for replay
-    path = Path(file)
-    text = path.read_text(encoding="utf-8")
-    data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
+    data = read_scenario_data(file)
+    parse_scenario(data, default_name=Path(file).stem)  # the file's own problems, as for replay
     names = [n.strip() for n in profiles.split(",") if n.strip()]
     if not names:
         raise InvalidScenario("--profiles", profiles, "names no profile", "write tenzir,flink,spark")

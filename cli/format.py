@@ -31,11 +31,15 @@ def window_text(output: Emission | Drop) -> str:
 
 
 def time_text(ms: int) -> str:
-    """Epoch milliseconds as ISO-8601 UTC when they look like a calendar date (after 1973),
-    else the plain number (small scenario times read better as numbers)."""
+    """Epoch milliseconds as ISO-8601 UTC when they look like a calendar date (after 1973
+    and before year 10000), else the plain number (small scenario times read better as
+    numbers; times beyond the calendar cannot be dates)."""
     if abs(ms) < 10**11:
         return str(ms)
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):  # beyond datetime's years 1..9999
+        return str(ms)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if ms % 1000:
         text += f".{ms % 1000:03d}"

@@ -7,16 +7,13 @@ value and saying how to fix it.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from windtunnel.oracle.expect import Expectation, parse_expectation
+from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
@@ -30,6 +27,7 @@ from windtunnel.oracle.model.spec import (
 )
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
+from windtunnel.oracle.model.yaml_safe import load_yaml
 from windtunnel.oracle.profiles import Profile, profile_named
 
 TOP_LEVEL_KEYS = (
@@ -71,46 +69,10 @@ class Scenario:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and parse a scenario file; raises InvalidScenario for unreadable or bad files."""
+    """Read and parse a scenario file; raises InvalidScenario for unreadable or bad files
+    (not UTF-8, bad syntax, repeated keys, alias bombs: see ``oracle.loading``)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidScenario(
-            "FILE", str(path), f"cannot be read ({exc.strerror})", "check the path"
-        ) from None
-    try:
-        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where is not None else ""
-        raise InvalidScenario(
-            "FILE",
-            str(path),
-            f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}{line}",
-            "fix the syntax",
-        ) from None
-    return parse_scenario(data, default_name=path.stem)
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """YAML with 1.2 booleans: only true/false are booleans, so ``on:`` stays a key."""
-
-
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.copy().items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
-
-
-def load_yaml(text: str) -> Any:
-    """Parse YAML text with 1.2 booleans (``on``, ``yes``, ``off`` stay strings)."""
-    return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass: safe
+    return parse_scenario(read_scenario_data(path), default_name=path.stem)
 
 
 def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
@@ -437,4 +399,11 @@ class _ItemParser:
         return event
 
 
-__all__ = ["InvalidScenario", "InvalidSpec", "Scenario", "load_scenario", "parse_scenario"]
+__all__ = [
+    "InvalidScenario",
+    "InvalidSpec",
+    "Scenario",
+    "load_scenario",
+    "load_yaml",
+    "parse_scenario",
+]

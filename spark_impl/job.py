@@ -40,10 +40,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from windtunnel.oracle.engine import DEFAULT_RULES
+from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
-from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
+from windtunnel.oracle.scenario import Scenario, parse_scenario
 from windtunnel.spark_impl.operator import (
     apply_window,
     bucket_count,
@@ -101,16 +102,8 @@ def spec_of(spec: JobSpec | Scenario | Query) -> JobSpec:
 def load_spec(path: str | Path) -> JobSpec:
     """The spec of a scenario or spec file (YAML/JSON with ``window`` or ``query``, ``group_by``,
     ``aggregate``, ...); its ``input`` and ``expect`` are ignored. Raises InvalidScenario."""
-    from windtunnel.oracle.model.errors import InvalidScenario
-
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidScenario(
-            "spec", str(path), f"cannot read ({exc.strerror})", "give an existing scenario file"
-        ) from exc
-    data = load_yaml(text)
+    data = read_scenario_data(path)
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if k not in ("input", "expect")} | {"input": []}
     return spec_of(parse_scenario(data, default_name=path.stem))
