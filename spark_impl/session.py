@@ -109,15 +109,26 @@ def _first_refusal(addresses: list[tuple[str, int]]) -> str | None:
     return why
 
 
+def _host_port(url: str, default_port: int) -> tuple[str, int] | None:
+    """``scheme://host[:port][/...]`` as (host, port), or None when it has no host or its
+    port is not a number."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    return (parts.hostname, port or default_port) if parts.hostname else None
+
+
 def connect_addresses(remote: str) -> list[tuple[str, int]]:
     """``sc://host:port/;params`` as ``[(host, port)]`` (port 15002 when left out)."""
-    parts = urlsplit(remote)
-    if parts.scheme != "sc" or not parts.hostname:
+    address = _host_port(remote, CONNECT_PORT) if remote.startswith("sc://") else None
+    if address is None:
         raise EngineUnavailable(
             f"a Spark Connect address is sc://host:port: remote={remote!r}; "
             "fix --remote (e.g. sc://localhost:15002)"
         )
-    return [(parts.hostname, parts.port or CONNECT_PORT)]
+    return [address]
 
 
 def master_addresses(master: str) -> list[tuple[str, int]]:
@@ -127,13 +138,13 @@ def master_addresses(master: str) -> list[tuple[str, int]]:
         return []
     addresses = []
     for member in master.removeprefix("spark://").split(","):
-        parts = urlsplit(f"spark://{member}")
-        if not parts.hostname:
+        address = _host_port(f"spark://{member}", MASTER_PORT)
+        if address is None:
             raise EngineUnavailable(
                 f"a standalone master is spark://host:port: master={master!r}; "
                 "fix --master (e.g. spark://127.0.0.1:7077)"
             )
-        addresses.append((parts.hostname, parts.port or MASTER_PORT))
+        addresses.append(address)
     return addresses
 
 
