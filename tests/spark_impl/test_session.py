@@ -120,7 +120,12 @@ def test_master_addresses(master: str, addresses: list[tuple[str, int]]) -> None
 
 @pytest.mark.parametrize(
     ("master", "remote", "flag"),
-    [(None, "localhost:15002", "--remote"), ("spark://", None, "--master")],
+    [
+        (None, "localhost:15002", "--remote"),
+        (None, "sc://host:port", "--remote"),
+        ("spark://", None, "--master"),
+        ("spark://a:7077,b:x", None, "--master"),
+    ],
 )
 def test_malformed_addresses_say_the_form(
     master: str | None, remote: str | None, flag: str
