@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any, Final
 
 from windtunnel.oracle.clauses.kdb_q import parse_kdb_q
-from windtunnel.oracle.clauses.sql import parse_ekuiper_sql, parse_timeplus_sql
+from windtunnel.oracle.clauses.sql import parse_ekuiper_sql
+from windtunnel.oracle.clauses.timeplus_sql import parse_timeplus_sql
 from windtunnel.oracle.clauses.tql import parse_tql
 from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.model.spec import NOW, Aggregation, Query

@@ -1,45 +1,35 @@
-"""The SQL window clauses of eKuiper and Timeplus.
+"""eKuiper's SQL window clause, and the SELECT list and conditions both SQL dialects share.
 
 eKuiper (https://ekuiper.org/docs/en/latest/sqls/windows.html)::
 
     [SELECT items FROM stream] [WHERE cond] GROUP BY [keys,] TUMBLINGWINDOW(ss, 10)
-        [FILTER (WHERE cond)] [OVER (WHEN cond)] [HAVING cond]
+        [FILTER (WHERE cond)] [OVER (WHEN cond)] [HAVING cond] [ORDER BY col [ASC|DESC], ...]
 
 with HOPPINGWINDOW(unit, size, hop), SLIDINGWINDOW(unit, size[, delay]),
-SESSIONWINDOW(unit, max_duration, timeout), COUNTWINDOW(n[, m]).
-
-Timeplus (https://docs.timeplus.com/tumble-aggregation)::
-
-    [SELECT items] FROM tumble(stream, [ts,] 5s) [GROUP BY keys] [EMIT policy]
-
-with hop(stream, [ts,] hop, size) and session(stream, [ts,] timeout[, max_size]); ``ts`` may
-be ``now()``. SELECT items: ``*``, columns, ``window_start``, ``window_end`` and the aggregates
-count(*|x), sum, avg, min, max, count_distinct, each with an optional ``AS name``.
+SESSIONWINDOW(unit, max_duration, timeout), COUNTWINDOW(n[, m]). SELECT items: ``*``,
+columns, ``window_start()``/``window_end()`` (also bare), the aggregates count(*|x), sum, avg,
+min, max, count_distinct, collect(x), last_value(x[, true]) and ``event_time()``, each with an
+optional ``AS name``. Timeplus's clause is in :mod:`windtunnel.oracle.clauses.timeplus_sql`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from windtunnel.oracle.clauses.tokens import Token, Tokens
 from windtunnel.oracle.model.conditions import Condition, parse_condition
-from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import NOW, Aggregation, Query
 from windtunnel.oracle.profiles.ekuiper.spec import EKUIPER_UNITS_MS, EkuiperWindows, unit_of
-from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows, interval_ms
 
 SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct")
+EKUIPER_FUNCTIONS = (*SQL_AGGREGATES, "collect", "last_value", "event_time", "window_start",
+                     "window_end")
 EKUIPER_SUPPORTED = (
-    "[SELECT count(*), sum(x) AS s, ... FROM s] [WHERE c] GROUP BY [keys,] "
+    "[SELECT count(*), sum(x) AS s, window_start(), ... FROM s] [WHERE c] GROUP BY [keys,] "
     "TUMBLINGWINDOW(unit, n) | HOPPINGWINDOW(unit, n, hop) | SLIDINGWINDOW(unit, n[, delay]) | "
     "SESSIONWINDOW(unit, max_duration, timeout) | COUNTWINDOW(n[, m]) [FILTER (WHERE c)] "
-    "[OVER (WHEN c)] [HAVING c]; aggregates count sum avg min max count_distinct"
-)
-TIMEPLUS_SUPPORTED = (
-    "[SELECT window_start, key, max(x) AS m] FROM tumble(s, [ts,] 5s) | hop(s, [ts,] hop, size) "
-    "| session(s, [ts,] timeout[, max_size]) [GROUP BY window_start, key] [EMIT AFTER WINDOW "
-    "CLOSE [WITH DELAY d] | EMIT TIMEOUT d | EMIT ON UPDATE [WITH BATCH d | WITH DELAY d]]; "
-    "aggregates count sum avg min max count_distinct"
+    "[OVER (WHEN c)] [HAVING c] [ORDER BY col [ASC|DESC]]; functions "
+    + " ".join(EKUIPER_FUNCTIONS)
 )
 _WINDOW_FUNCTIONS = {
     "TUMBLINGWINDOW": "tumbling", "HOPPINGWINDOW": "hopping", "SLIDINGWINDOW": "sliding",
@@ -47,39 +37,97 @@ _WINDOW_FUNCTIONS = {
 }
 
 
-def _select(tokens: Tokens, default_name: str) -> list[Aggregation]:
-    """SELECT items up to FROM: aggregations (plain columns and ``*`` carry no aggregation)."""
-    aggregations: list[Aggregation] = []
+class SelectItem(NamedTuple):
+    """One SELECT item: ``function`` lowercased (``window_start``/``window_end`` also bare),
+    its column ``field`` (None for ``*`` or no argument), further literal ``extra``
+    arguments, the output ``name`` and the ``token`` naming the function (for errors)."""
+
+    name: str
+    function: str
+    field: str | None
+    extra: tuple[Token, ...]
+    token: Token
+
+
+def select_items(tokens: Tokens, naming: str) -> list[SelectItem]:
+    """SELECT items up to FROM; plain columns and ``*`` are skipped (they carry no
+    aggregation). ``naming`` ``function`` names an unaliased call ``count``, ``call`` names it
+    ``count(*)``. The dialect decides which functions it takes."""
+    items: list[SelectItem] = []
     while True:
         token = tokens.next()
         if token.text == "*" or (token.kind == "word" and tokens.peek().text != "("):
             if token.kind == "word" and token.text.lower() in ("window_start", "window_end"):
-                aggregations.append(Aggregation(token.text.lower(), token.text.lower()))
+                function = token.text.lower()
+                items.append(SelectItem(_alias(tokens, function), function, None, (), token))
+            elif token.kind == "word":
+                _alias(tokens, token.text)
         elif token.kind == "word":
             function = token.text.lower()
-            if function not in SQL_AGGREGATES:
-                tokens.fail(f"unsupported function (use {', '.join(SQL_AGGREGATES)})", token)
             tokens.expect("(")
-            argument = tokens.next()
-            if argument.text == "*" and function == "count":
-                field = None
-            elif argument.kind == "word":
-                field = argument.text
-            else:
-                tokens.fail("expected a column or *", argument)
-            tokens.expect(")")
-            name = (function if default_name == "function"
-                    else f"{function}({field or '*'})")
-            if tokens.take_word("AS"):
-                alias = tokens.next()
-                if alias.kind != "word":
-                    tokens.fail("expected a column name after AS", alias)
-                name = alias.text
-            aggregations.append(Aggregation(name, function, field))
+            field, extra, shown = None, [], "" if tokens.peek().text == ")" else "*"
+            if not tokens.take(")"):
+                argument = tokens.next()
+                if argument.kind == "word":
+                    field = shown = argument.text
+                elif argument.text != "*":
+                    tokens.fail("expected a column or *", argument)
+                while tokens.take(","):
+                    extra.append(tokens.next())
+                tokens.expect(")")
+            default = function if naming == "function" else f"{function}({shown})"
+            items.append(SelectItem(_alias(tokens, default), function, field, tuple(extra), token))
         else:
             tokens.fail("expected a column or an aggregate", token)
         if not tokens.take(","):
-            return aggregations
+            return items
+
+
+def _alias(tokens: Tokens, default: str) -> str:
+    """``AS name`` after a SELECT item, else ``default``."""
+    if not tokens.take_word("AS"):
+        return default
+    alias = tokens.next()
+    if alias.kind != "word":
+        tokens.fail("expected a column name after AS", alias)
+    return alias.text
+
+
+def aggregation(tokens: Tokens, item: SelectItem, supported: tuple[str, ...]) -> Aggregation:
+    """The plain aggregation ``item`` names (``count``, ``sum``, ..., window bounds); raises
+    the token error for anything else or for stray arguments."""
+    if item.function not in supported:
+        tokens.fail(f"unsupported function (use {', '.join(supported)})", item.token)
+    if item.extra:
+        tokens.fail(f"{item.function}() takes one argument", item.extra[0])
+    if item.function in ("window_start", "window_end"):
+        if item.field is not None:
+            tokens.fail(f"{item.function}() takes no argument", item.token)
+        return Aggregation(item.name, item.function)
+    if item.field is None and item.function != "count":
+        tokens.fail(f"{item.function}() needs a column", item.token)
+    return Aggregation(item.name, item.function, item.field)
+
+
+def _ekuiper_aggregation(tokens: Tokens, item: SelectItem, on: str) -> Aggregation:
+    """eKuiper's SELECT functions: ``collect(x)`` is collect, ``last_value(x[, true])`` is last
+    (nulls ignored), ``event_time()`` the event time of the window's last row (``last(on)``)."""
+    if item.function == "collect":
+        return aggregation(tokens, item._replace(function="collect"), ("collect",))
+    if item.function == "last_value":
+        if item.extra and item.extra[0].text.lower() == "true":
+            item = item._replace(extra=item.extra[1:])
+        elif item.extra:
+            tokens.fail("last_value(x, ignoreNull): only true (nulls ignored) is supported",
+                        item.extra[0])
+        return aggregation(tokens, item._replace(function="last"), ("last",))
+    if item.function == "event_time":
+        if item.field is not None or item.extra:
+            tokens.fail("event_time() takes no argument", item.token)
+        if on == NOW:
+            tokens.fail("event_time() needs event time: give the query's on: field", item.token)
+        return Aggregation(item.name, "last", on)
+    return aggregation(tokens, item, (*SQL_AGGREGATES, "window_start", "window_end"))
 
 
 def _condition(tokens: Tokens, stops: tuple[str, ...], where: str) -> Condition:
@@ -111,7 +159,12 @@ def parse_ekuiper_sql(text: str, field: str = "query", *, on: str = NOW, latenes
     tokens = Tokens(text, field, EKUIPER_SUPPORTED)
     aggregate: tuple[Aggregation, ...] | None = None
     if tokens.take_word("SELECT"):
-        aggregate = tuple(_select(tokens, "function")) or None
+        items = select_items(tokens, "function")
+        unknown = [i for i in items if i.function not in EKUIPER_FUNCTIONS]
+        if unknown:
+            tokens.fail(f"unsupported function (use {', '.join(EKUIPER_FUNCTIONS)})",
+                        unknown[0].token)
+        aggregate = tuple(_ekuiper_aggregation(tokens, i, on) for i in items) or None
         tokens.expect_word("FROM")
         if tokens.next().kind != "word":
             tokens.fail("expected a stream name", tokens.items[tokens.pos - 1])
@@ -149,13 +202,29 @@ def parse_ekuiper_sql(text: str, field: str = "query", *, on: str = NOW, latenes
             conditions["when"] = _condition(tokens, (), f"{field}: OVER (WHEN)")
             tokens.expect(")")
         elif tokens.take_word("HAVING"):
-            conditions["having"] = _condition(tokens, (), f"{field}: HAVING")
+            conditions["having"] = _condition(tokens, ("ORDER",), f"{field}: HAVING")
+        elif tokens.take_word("ORDER"):
+            _order_by(tokens)
         else:
-            tokens.fail("expected FILTER (WHERE ...), OVER (WHEN ...) or HAVING")
+            tokens.fail("expected FILTER (WHERE ...), OVER (WHEN ...), HAVING or ORDER BY")
     spec = EkuiperWindows(**window, on=on, lateness_ms=lateness_ms, timezone=timezone,
                           where=where, filter=conditions.get("filter"),
                           when=conditions.get("when"), having=conditions.get("having"))
     return Query(spec, group_by=tuple(group_by), aggregate=aggregate)
+
+
+def _order_by(tokens: Tokens) -> None:
+    """``ORDER BY col [ASC|DESC], ...``: eKuiper sorts the rows one window emits. Accepted and
+    not applied: the oracle emits a window's rows in key first-seen order and expectations
+    compare them unordered by default (docs/semantics.md, "Window clauses in query:")."""
+    tokens.expect_word("BY")
+    while True:
+        column = tokens.next()
+        if column.kind != "word":
+            tokens.fail("expected a column to order by", column)
+        tokens.take_word("ASC", "DESC")
+        if not tokens.take(","):
+            return
 
 
 def _window_function(tokens: Tokens, window: str, name: Token) -> dict[str, Any]:
@@ -189,97 +258,3 @@ def _window_function(tokens: Tokens, window: str, name: Token) -> dict[str, Any]
                 fields["hop_ms" if window == "hopping" else "delay_ms"] = numbers[1] * scale
     tokens.expect(")")
     return fields
-
-
-def _interval(tokens: Tokens) -> int:
-    token = tokens.next()
-    if token.kind != "num":
-        tokens.fail("expected an interval such as 2s", token)
-    try:
-        return interval_ms(token.text, tokens.field)
-    except InvalidSpec:
-        tokens.fail("not an interval (units ms s m h d w)", token)
-
-
-def _emit(tokens: Tokens) -> EmitPolicy:
-    """The policy after ``EMIT``: AFTER WINDOW CLOSE [WITH DELAY d] | TIMEOUT d |
-    ON UPDATE [WITH BATCH d | WITH DELAY d]; errors point at the first token that differs."""
-    if tokens.take_word("AFTER"):
-        tokens.expect_word("WINDOW")
-        tokens.expect_word("CLOSE")
-        if tokens.take_word("WITH"):
-            tokens.expect_word("DELAY")
-            return EmitPolicy("close", delay_ms=_interval(tokens))
-        return EmitPolicy("close")
-    if tokens.take_word("TIMEOUT"):
-        return EmitPolicy("close", timeout_ms=_interval(tokens))
-    if tokens.take_word("ON"):
-        tokens.expect_word("UPDATE")
-        if tokens.take_word("WITH"):
-            if tokens.take_word("BATCH"):
-                return EmitPolicy("update", batch_ms=_interval(tokens))
-            tokens.expect_word("DELAY")
-            return EmitPolicy("update", delay_ms=_interval(tokens))
-        return EmitPolicy("update")
-    tokens.fail("expected AFTER WINDOW CLOSE, TIMEOUT or ON UPDATE after EMIT")
-
-
-def parse_timeplus_sql(text: str, field: str = "query") -> Query:
-    """The query a Timeplus streaming SELECT over tumble/hop/session describes (the SELECT list
-    is optional: ``FROM tumble(s, ts, 5s) EMIT ...`` takes the aggregates from the scenario)."""
-    tokens = Tokens(text, field, TIMEPLUS_SUPPORTED)
-    aggregations = _select(tokens, "call") if tokens.take_word("SELECT") else []
-    tokens.expect_word("FROM")
-    function = tokens.next()
-    if function.kind != "word" or function.text.lower() not in ("tumble", "hop", "session"):
-        tokens.fail("expected tumble(...), hop(...) or session(...)", function)
-    window = function.text.lower()
-    tokens.expect("(")
-    if tokens.next().kind != "word":
-        tokens.fail("expected a stream name", tokens.items[tokens.pos - 1])
-    on, sizes = "_tp_time", []
-    while tokens.take(","):
-        token = tokens.next()
-        if token.kind == "num":
-            sizes.append(interval_ms(token.text, field))
-        elif token.kind == "word" and not sizes:
-            on = token.text
-            if tokens.take("("):  # now() or now64(3)
-                if on.lower() not in ("now", "now64"):
-                    tokens.fail("only now() or now64(3) may be called here", token)
-                while not tokens.take(")"):
-                    tokens.next()
-                on = NOW
-        else:
-            tokens.fail("expected a timestamp column or an interval such as 5s", token)
-    tokens.expect(")")
-    expected = {"tumble": (1, 1), "hop": (2, 2), "session": (1, 2)}[window]
-    if not expected[0] <= len(sizes) <= expected[1]:
-        tokens.fail(f"{window}() takes {expected[1]} interval(s)", function)
-    group_by: list[str] = []
-    if tokens.take_word("WHERE"):
-        tokens.fail("WHERE is not supported in window clauses: filter the input instead",
-                    tokens.items[tokens.pos - 1])
-    if tokens.take_word("GROUP"):
-        tokens.expect_word("BY")
-        while True:
-            key = tokens.next()
-            if key.kind != "word":
-                tokens.fail("expected a column", key)
-            if key.text.lower() not in ("window_start", "window_end"):
-                group_by.append(key.text)
-            if not tokens.take(","):
-                break
-    emit = _emit(tokens) if tokens.take_word("EMIT") else EmitPolicy()
-    tokens.take(";")
-    if not tokens.at_end():
-        tokens.fail("unexpected text")
-    if window == "hop":
-        spec = TimeplusWindows("hop", sizes[1], on=on, hop_ms=sizes[0], emit=emit)
-    elif window == "session":
-        spec = TimeplusWindows("session", sizes[0], on=on,
-                               max_size_ms=sizes[1] if len(sizes) > 1 else None, emit=emit)
-    else:
-        spec = TimeplusWindows("tumble", sizes[0], on=on, emit=emit)
-    real = [a for a in aggregations if a.function not in ("window_start", "window_end")]
-    return Query(spec, group_by=tuple(group_by), aggregate=tuple(aggregations) if real else None)

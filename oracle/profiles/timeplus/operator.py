@@ -9,10 +9,12 @@ other. Windows are per ``group_by`` key.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.fields import hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
@@ -111,11 +113,31 @@ class TimeplusOperator(Operator):
         self._next_batch_tick_ms = None if self._batch_ms is None else ctx.wall_ms + self._batch_ms
         self._strict_gap = ctx.rules.session_gap == "exclusive"
         self._injected_ms: int | None = None  # the highest injected watermark (W1)
+        # TP11: PARTITION BY: one watermark per value of the leading group_by fields
+        self._partitions: dict[Any, _Stream] | None = None
+        if spec.partition_by:
+            if query.group_by[: len(spec.partition_by)] != spec.partition_by:
+                raise InvalidSpec("group_by", list(query.group_by),
+                                  f"must start with the PARTITION BY keys {list(spec.partition_by)}",
+                                  "list the partition keys first")
+            self._partitions = {}
+            self._shared = None
+            self._streams = []
+        self._single_key = len(query.group_by) == 1
+        self._version = 0  # TP11: emit_version(), one number per emitted window
 
     def _stream(self, group: Group) -> _Stream:
         if group.state is None:
             stream = self._shared
-            if stream is None:
+            if self._partitions is not None:
+                values = [group.value] if self._single_key else list(group.value)
+                key = hashable(values[: len(self.spec.partition_by)])
+                stream = self._partitions.get(key)
+                if stream is None:
+                    stream = self._partitions[key] = _Stream()
+                    stream.closed_until_ms = self._injected_ms
+                    self._streams.append(stream)
+            elif stream is None:
                 stream = _Stream()
                 stream.closed_until_ms = self._injected_ms  # W1: a new key starts there
                 self._streams.append(stream)
@@ -127,6 +149,11 @@ class TimeplusOperator(Operator):
     def on_event(
         self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
     ) -> None:
+        where = self.spec.where
+        if where is not None and not where.holds(event.payload):  # TP11: WHERE, before windows
+            out.append(Drop(event.seq, "filtered", (), f"({where.text}) is false: WHERE "
+                            "filters it before the window (it moves no watermark)"))
+            return
         stream = self._stream(group)
         stream.last_event_wall_ms = ctx.wall_ms
         if stream.batch_max_ms is None or t_ms > stream.batch_max_ms:
@@ -217,6 +244,7 @@ class TimeplusOperator(Operator):
 
     # --- TP3/TP4/TP5: per inserted batch: advance the watermark, emit updates, close windows
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        first = len(out)
         for stream in self._streams:
             top = stream.batch_max_ms
             if top is None:
@@ -229,6 +257,25 @@ class TimeplusOperator(Operator):
                     self._update(window, ctx, ctx.wall_ms, out)
             watermark = stream.max_ms - self.emit.delay_ms
             self._close_until(stream, watermark, ctx, ctx.wall_ms, out)
+        self._stamp(out, first)
+
+    def _stamp(self, out: list[Output], first: int) -> None:
+        """TP11: ``emit_version()``: the emissions from ``out[first]`` on get the next numbers
+        from 0, one per emitted window (rows of one window share it)."""
+        column = self.spec.emit_version
+        if column is None:
+            return
+        previous = None
+        for index in range(first, len(out)):
+            emission = out[index]
+            if not isinstance(emission, Emission):
+                continue
+            if previous is not None and emission.window != previous:
+                self._version += 1
+            previous = emission.window
+            out[index] = replace(emission, row={**emission.row, column: self._version})
+        if previous is not None:
+            self._version += 1
 
     # --- W1: an injected watermark closes what it reaches, on every key's stream
     def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
@@ -238,8 +285,10 @@ class TimeplusOperator(Operator):
                 "which watermarks do not move; use {advance: ...}")
         if self._injected_ms is None or to_ms > self._injected_ms:
             self._injected_ms = to_ms
+        first = len(out)
         for stream in self._streams:
             self._close_until(stream, to_ms, ctx, ctx.wall_ms, out)
+        self._stamp(out, first)
 
     def _updates_due(self, stream: _Stream) -> list[_Window]:
         """TP7, rule update_delay: the changed windows whose update goes out at this insert:
@@ -296,6 +345,11 @@ class TimeplusOperator(Operator):
 
     # --- TP6: EMIT TIMEOUT; TP8: ON UPDATE WITH BATCH ticks
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        first = len(out)
+        self._on_wall(ctx, out)
+        self._stamp(out, first)
+
+    def _on_wall(self, ctx: Context, out: list[Output]) -> None:
         if self.spec.on == NOW:  # TP10: processing time: the wall clock is the event time
             delay = self.emit.delay_ms
             for stream in self._streams:
@@ -337,7 +391,9 @@ class TimeplusOperator(Operator):
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         if self.rules.end_of_input == "discard":
             return
+        first = len(out)
         for stream in self._streams:
             for window in self._ordered(stream.windows):
                 self._final(window, "end_of_input", ctx, ctx.wall_ms, out, partial=True)
             stream.windows = []
+        self._stamp(out, first)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
+from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import WindowSpec, _check_on, _non_negative, _positive
 from windtunnel.oracle.model.timeparse import format_duration
@@ -123,7 +124,10 @@ class TimeplusWindows(WindowSpec):
     ``tumble``: ``[s, s + size_ms)``; ``hop``: the same with ``s`` a multiple of ``hop_ms``
     (a hop larger than the size is rejected); ``session``: events less than ``size_ms`` (the
     timeout) apart (rule ``session_gap``), capped at ``max_size_ms`` from its start. Week sizes
-    align to Monday. Raises InvalidSpec for bad sizes.
+    align to Monday. ``where``
+    filters events before the window (drop reason ``filtered``), ``partition_by`` gives each
+    value of those fields its own watermark (PARTITION BY), ``emit_version`` names the column of
+    ``emit_version()``. Raises InvalidSpec for bad sizes.
     """
 
     window: str
@@ -132,6 +136,9 @@ class TimeplusWindows(WindowSpec):
     hop_ms: int | None = None
     max_size_ms: int | None = None
     emit: EmitPolicy = field(default_factory=EmitPolicy)
+    where: Condition | None = None
+    partition_by: tuple[str, ...] = ()
+    emit_version: str | None = None
 
     kind: ClassVar[str] = "timeplus"
 
