@@ -81,22 +81,30 @@ class Emission:
 
 @dataclass(frozen=True, slots=True)
 class Drop:
-    """An input event that reached no window, with the reason and the windows it missed."""
+    """An input event that reached no window, with the reason and the windows it missed.
+
+    ``group`` is the event's group value where known (None also when ungrouped); JSON
+    carries it only when not None, so consumers of the contract's drop line are unaffected.
+    """
 
     seq: int
     reason: str
     windows: tuple[WindowRef, ...] = ()
     message: str = ""
+    group: Any = None
     type: str = field(default="drop", init=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "type": "drop",
             "seq": self.seq,
             "reason": self.reason,
             "windows": [w.to_json() for w in self.windows],
             "message": self.message,
         }
+        if self.group is not None:
+            data["group"] = self.group
+        return data
 
 
 Output = Emission | Drop
@@ -211,6 +219,7 @@ def outputs_from_json(lines: Iterable[Mapping[str, Any]]) -> list[Output]:
                     reason=data["reason"],
                     windows=tuple(WindowRef(**w) for w in data["windows"]),
                     message=data.get("message", ""),
+                    group=data.get("group"),
                 )
             )
     return out

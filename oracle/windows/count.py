@@ -71,7 +71,12 @@ class CountOperator(Operator):
                 )
             )
             return
+        trace = ctx.trace
         for start in starts:
+            if trace is not None:
+                trace.delivered(
+                    event.seq, group.value, WindowRef(start_offset=start, end_offset=start + self.count)
+                )
             state = key.windows.get(start)
             if state is None:
                 state = key.windows[start] = (
@@ -100,9 +105,11 @@ class CountOperator(Operator):
         *,
         partial: bool,
     ) -> None:
+        ref = WindowRef(start_offset=start, end_offset=end)
+        if ctx.trace is not None:
+            ctx.trace.closed(group.value, ref, reason)
         if self.aggregator is None:
             return
-        ref = WindowRef(start_offset=start, end_offset=end)
         for row in self.aggregator.rows(state, None, None):
             out.append(Emission(ref, group.value, row, reason, ctx.after_seq, ctx.wall_ms, partial))
 

@@ -19,6 +19,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.windows.trace import ClockView, Trace
 
 
 class Group:
@@ -58,11 +59,17 @@ class Operator:
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         raise NotImplementedError
 
+    def clock_view(self, ctx: Context) -> ClockView | None:
+        """The event-time clock(s) now, read-only, for explanations; None for kinds without
+        one (count windows)."""
+        return None
+
 
 class Context:
-    """The driver's view shared with the operator: wall clock, last seq, groups."""
+    """The driver's view shared with the operator: wall clock, last seq, groups, and an
+    optional :class:`Trace` observer (None in ordinary runs; operators check before use)."""
 
-    __slots__ = ("after_seq", "groups", "profile", "rules", "time_unit_ms", "wall_ms")
+    __slots__ = ("after_seq", "groups", "profile", "rules", "time_unit_ms", "trace", "wall_ms")
 
     def __init__(
         self, rules: Rules, time_unit_ms: int, start_wall_ms: int, profile: str = "tenzir"
@@ -73,6 +80,7 @@ class Context:
         self.rules = rules
         self.time_unit_ms = time_unit_ms
         self.profile = profile
+        self.trace: Trace | None = None
 
 
 def group_value(values: tuple[Any, ...]) -> Any:

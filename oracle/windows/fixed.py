@@ -17,6 +17,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.trace import ClockView, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import inject
 
 
@@ -200,6 +201,15 @@ class FixedOperator(Operator):
             for window in self._state(group).windows.values():
                 window.last_wall_ms = ctx.wall_ms
 
+    def clock_view(self, ctx: Context) -> ClockView:
+        """The stream's clock, or each key's (``now_ms``: the clock that closes windows)."""
+        if self._stream_clock is not None:
+            return stream_view(self._stream_clock.now_ms, self.tolerance_ms)
+        return keyed_view(
+            ((g.value, g.state.clock.now_ms) for g in ctx.groups.values() if g.state is not None),
+            self.tolerance_ms,
+        )
+
     def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
         state = None if self.aggregator is None else self.aggregator.new()
         window = Window(
@@ -218,6 +228,10 @@ class FixedOperator(Operator):
 
     def _deliver(self, window: Window, event: Event, ctx: Context, out: list[Output]) -> None:
         window.last_wall_ms = ctx.wall_ms
+        if ctx.trace is not None:
+            ctx.trace.delivered(
+                event.seq, window.group.value, WindowRef(window.start_ms, window.end_ms)
+            )
         if self.aggregator is not None:
             self.aggregator.add(window.state, event.payload)
             return
@@ -270,6 +284,8 @@ class FixedOperator(Operator):
         window.closed = True
         key: KeyState = window.group.state
         del key.windows[window.start_ms]
+        if ctx.trace is not None:
+            ctx.trace.closed(window.group.value, WindowRef(window.start_ms, window.end_ms), reason)
         if self.aggregator is None:
             return
         for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):

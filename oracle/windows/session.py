@@ -26,6 +26,7 @@ from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.fixed import PROCESSING_TIME, unsupported_rules
+from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, Clocks
 
 
@@ -275,6 +276,9 @@ class SessionOperator(Operator):
             self._forget(key)
         window = self.window(session.first_ms, session.last_ms)
         value = session.group.value
+        if ctx.trace is not None:  # a session's bounds are final only now
+            deliver_all(ctx.trace, (seq for seq, _ in session.events), value, window)
+            ctx.trace.closed(value, window, reason)
         if self.aggregator is None:
             rows: Sequence[Mapping[str, Any]] = [payload for _, payload in session.events]
         else:
@@ -304,6 +308,14 @@ class SessionOperator(Operator):
         keys = [g.state.clock for g in ctx.groups.values() if g.state is not None]
         moved = self.clocks.inject(to_ms + self.tolerance_ms, keys)
         self._close(self._due(moved), "close", ctx, out)
+
+    def clock_view(self, ctx: Context) -> ClockView:
+        """The stream's clock, or each key's (``now_ms``: the clock that closes sessions)."""
+        keys = [g for g in ctx.groups.values() if g.state is not None]
+        if self.rules.clock_scope == "stream":
+            stream = self.clocks.new()
+            return stream_view(stream.now_ms, self.tolerance_ms)
+        return keyed_view(((g.value, g.state.clock.now_ms) for g in keys), self.tolerance_ms)
 
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
         clocks = self.clocks.batch_end()
@@ -338,11 +350,15 @@ class SessionOperator(Operator):
         clocks = self.clocks.end()
         if clocks:  # Spark's final no-data micro-batch
             self._close(self._due(clocks), "close", ctx, out)
-        if self.rules.end_of_input == "discard":
-            return
         remaining = [
             s for g in ctx.groups.values() if g.state is not None for s in g.state.open
         ]
+        if self.rules.end_of_input == "discard":
+            if ctx.trace is not None:  # the sessions lost at end of input
+                for session in remaining:
+                    window = self.window(session.first_ms, session.last_ms)
+                    deliver_all(ctx.trace, (q for q, _ in session.events), session.group.value, window)
+            return
         if self.rules.close_order == "opened":
             remaining.sort(key=lambda s: s.opened)
         else:

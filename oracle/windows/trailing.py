@@ -26,6 +26,7 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import Query, TrailingWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.trace import deliver_all
 
 
 class TrailingKey:
@@ -75,6 +76,9 @@ class TrailingOperator(Operator):
         if key.waiting:
             self._drop_passed(key, start_ms, out)
         ref = WindowRef(start_ms, t_ms)
+        if ctx.trace is not None:
+            deliver_all(ctx.trace, (seq for _, seq, _ in members), group.value, ref)
+            ctx.trace.closed(group.value, ref, "close")
         if self.aggregator is None:
             for _, _, payload in members:
                 out.append(Emission(ref, group.value, dict(payload), "close", ctx.after_seq, ctx.wall_ms))
