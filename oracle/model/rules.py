@@ -109,7 +109,7 @@ RULE_DOCS: Final[dict[str, str]] = {
     "hopping_first_windows": "eKuiper's event-time hopping and kdb's sliding windows: every "
     "aligned window holding the first event opens (all) or none starting before the first "
     "event's hop (from_first_hop: eKuiper's incremental operator, kdb's other reading of K2); "
-    "earlier records are dropped, no_window",
+    "kdb drops earlier records (no_window); eKuiper's records come in time order, none is earlier",
     "count_window_end": "eKuiper's window_end() in a count window: none, count windows have no "
     "times (none, the page) or the wall time of the trigger (trigger_wall, the engine)",
     "hopping_layout": "eKuiper's hopping windows: starts on the natural-time grid every hop, "

@@ -4,8 +4,9 @@ Source: https://ekuiper.org/docs/en/latest/sqls/windows.html
 
 Every eKuiper window is over the whole stream: ``GROUP BY`` keys split a window's rows, they do
 not get windows or clocks of their own. The clock is the arrival wall clock (processing time)
-or, in event time, the watermark ``max timestamp - lateness``, moved by every event. A record
-behind the watermark is late. Windows fire when the clock reaches their end.
+or, in event time, the watermark ``max timestamp - lateness`` of the watermark stage
+(``watermark.py``), moved by every record: a record behind it is late; kept records reach FILTER
+and the window in time order once it reaches them. Windows fire when the clock reaches their end.
 """
 
 from __future__ import annotations
