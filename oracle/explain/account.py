@@ -10,7 +10,7 @@ emissions are the operator's own; nothing here re-implements a rule. The fast pa
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -116,11 +116,16 @@ class _Recorder:
         self.item = 0
         self.deliveries: dict[int, list[tuple[Any, WindowRef]]] = {}
         self.closings: list[Closing] = []
+        self.seq_of: dict[int, int] = {}  # id(payload) -> seq, for ``holding``
 
     def delivered(self, seq: int, group: Any, window: WindowRef) -> None:
         known = self.deliveries.setdefault(seq, [])
         if (group, window) not in known:
             known.append((group, window))
+
+    def holding(self, payloads: Sequence[Mapping[str, Any]], group: Any, window: WindowRef) -> None:
+        for payload in payloads:
+            self.delivered(self.seq_of[id(payload)], group, window)
 
     def closed(self, group: Any, window: WindowRef, reason: str) -> None:
         self.closings.append(Closing(group, window, reason, self.item, self.ctx.wall_ms))
@@ -209,6 +214,7 @@ def explain(scenario: Scenario, profile: str | None = None) -> Explanation:
     ctx.trace = recorder
     words = words_for(name, scenario, rules)
     items = list(checked(scenario.items, scenario.start_wall_ms))
+    recorder.seq_of = {id(e.payload): e.seq for item in items for e in _events(item)}
     numbers = _batch_numbers(items) if words.micro_batches else [None] * len(items)
     steps = []
     for index, item in enumerate(items):

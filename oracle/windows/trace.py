@@ -9,7 +9,7 @@ Nothing here changes what a run outputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,6 +24,10 @@ class Trace(Protocol):
         """Event ``seq`` was added to ``window`` of ``group`` (operators that keep a window's
         events and shape it later, such as sessions, report this when the window closes,
         with its final bounds)."""
+
+    def holding(self, payloads: Sequence[Mapping[str, Any]], group: Any, window: WindowRef) -> None:
+        """Like :meth:`delivered` for operators that buffer payloads only: the events whose
+        payload objects (by identity) are ``payloads`` went into ``window``."""
 
     def closed(self, group: Any, window: WindowRef, reason: str) -> None:
         """``window`` of ``group`` was closed (or flushed) for ``reason`` (``close``,

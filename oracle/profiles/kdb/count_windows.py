@@ -219,6 +219,9 @@ class _BatchedOperator(Operator):
         out: list[Output], partial: bool = False,
     ) -> None:
         ref = WindowRef(start_offset=start, end_offset=start + len(payloads))
+        if ctx.trace is not None:
+            ctx.trace.holding(payloads, group.value, ref)
+            ctx.trace.closed(group.value, ref, reason)
         self.rows.emit(
             out, ref, group.value, payloads, reason, ctx.after_seq, ctx.wall_ms, partial=partial
         )
@@ -395,6 +398,9 @@ class KdbTimerOperator(Operator):
         state = group.state
         payloads = state["payloads"]
         ref = WindowRef(self.window_start_ms, wall_ms)
+        if ctx.trace is not None:
+            ctx.trace.holding(payloads, group.value, ref)
+            ctx.trace.closed(group.value, ref, reason)
         if payloads:
             self.rows.emit(out, ref, group.value, payloads, reason, ctx.after_seq, wall_ms,
                            partial=partial)

@@ -20,6 +20,7 @@ from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, WindowSpec, _
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.trace import ClockView, deliver_all
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 LATE_PASSTHROUGH = "late_passthrough"
@@ -313,6 +314,10 @@ class KdbTimeOperator(Operator):
         *,
         partial: bool,
     ) -> None:
+        if ctx.trace is not None:
+            ref = WindowRef(start, start + self.size_ms)
+            deliver_all(ctx.trace, (r.seq for r in records), buffer.group.value, ref)
+            ctx.trace.closed(buffer.group.value, ref, reason)
         self.rows.emit(
             out,
             WindowRef(start, start + self.size_ms),
@@ -334,6 +339,10 @@ class KdbTimeOperator(Operator):
             late.sort(key=lambda r: r.t_ms)
         first = min(self.spec.first_start(r.t_ms) for r in late)
         last = max(r.t_ms - r.t_ms % self.period_ms for r in late)
+        if ctx.trace is not None:
+            ref = WindowRef(first, last + self.size_ms)
+            deliver_all(ctx.trace, (r.seq for r in late), buffer.group.value, ref)
+            ctx.trace.closed(buffer.group.value, ref, LATE_PASSTHROUGH)
         self.rows.emit(
             out,
             WindowRef(first, last + self.size_ms),
@@ -407,6 +416,10 @@ class KdbTimeOperator(Operator):
                 for buffer in frontier.buffers:
                     records = self._window_records(buffer, start)
                     if buffer.dirty and records:
+                        if ctx.trace is not None:
+                            ref = WindowRef(start, start + self.size_ms)
+                            deliver_all(ctx.trace, (r.seq for r in records), buffer.group.value, ref)
+                            ctx.trace.closed(buffer.group.value, ref, "timer")
                         self.rows.emit(
                             out,
                             WindowRef(start, start + self.size_ms),
@@ -422,6 +435,15 @@ class KdbTimeOperator(Operator):
                 if emitted:
                     frontier.last_emit_wall_ms = tick
             self._next_tick_ms = tick + period
+
+    def clock_view(self, ctx: Context) -> ClockView:
+        """The largest event time seen (``max_ms``) of the stream or of each key."""
+        if self._stream is not None:
+            return ClockView(False, self._stream.max_ms, self._stream.max_ms)
+        buffers = [g.state for g in ctx.groups.values() if isinstance(g.state, _Buffer)]
+        return ClockView(
+            True, keys=tuple((b.group.value, b.frontier.max_ms, b.frontier.max_ms) for b in buffers)
+        )
 
     # --- K10: teardown emits partial windows and held late records
     def on_end(self, ctx: Context, out: list[Output]) -> None:

@@ -20,6 +20,7 @@ from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindow
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.trace import ClockView, deliver_all
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 
@@ -163,7 +164,10 @@ class TimeplusOperator(Operator):
         if not targets:
             out.append(self._late(event.seq, t_ms, stream))
             return
+        trace = ctx.trace
         for window in targets:
+            if trace is not None and (self.aggregator is None or not self.session):
+                trace.delivered(event.seq, group.value, WindowRef(window.start_ms, window.end_ms))
             if self.aggregator is None:
                 out.append(Emission(WindowRef(window.start_ms, window.end_ms), group.value,
                                     dict(event.payload), "event", event.seq, ctx.wall_ms))
@@ -313,6 +317,12 @@ class TimeplusOperator(Operator):
 
     def _final(self, window: _Window, reason: str, ctx: Context, wall_ms: int,
                out: list[Output], *, partial: bool) -> None:
+        trace = ctx.trace
+        if trace is not None:  # a session's bounds are final only now
+            ref = WindowRef(window.start_ms, window.end_ms)
+            if self.session and self.aggregator is not None:
+                deliver_all(trace, (seq for seq, _ in window.payloads), window.group.value, ref)
+            trace.closed(window.group.value, ref, reason)
         if self.aggregator is None:
             return
         if self.emit.mode == "update":
@@ -388,8 +398,20 @@ class TimeplusOperator(Operator):
         # "Once the window is closed, the internal watermark (event time) advances as well."
         self._close_until(stream, newest, ctx, wall_ms, out)
 
+    def clock_view(self, ctx: Context) -> ClockView:
+        """The watermark (windows ending at or before it are closed) of the stream or of each
+        key; ``clock_ms`` is the largest event time seen."""
+        if self._shared is not None:
+            return ClockView(False, self._shared.max_ms, self._shared.closed_until_ms)
+        streams = [(g.value, g.state) for g in ctx.groups.values() if g.state is not None]
+        return ClockView(True, keys=tuple((v, s.max_ms, s.closed_until_ms) for v, s in streams))
+
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         if self.rules.end_of_input == "discard":
+            if ctx.trace is not None and self.session and self.aggregator is not None:
+                for window in (w for stream in self._streams for w in stream.windows):
+                    ref = WindowRef(window.start_ms, window.end_ms)  # sessions lost at the end
+                    deliver_all(ctx.trace, (q for q, _ in window.payloads), window.group.value, ref)
             return
         first = len(out)
         for stream in self._streams:
