@@ -6,6 +6,7 @@ import os
 
 import click
 
+from windtunnel.cli.check import check_command
 from windtunnel.cli.compare import compare_command
 from windtunnel.cli.explain import explain_command
 from windtunnel.cli.generate import generate_command
@@ -34,6 +35,7 @@ cli.add_command(profiles_command)
 cli.add_command(compare_command)
 cli.add_command(generate_command)
 cli.add_command(run_command)
+cli.add_command(check_command)
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from windtunnel.oracle.engine import run
-from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
 from windtunnel.oracle.model.results import Emission, Output
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
 from windtunnel.oracle.profiles import profile_named
@@ -222,7 +222,13 @@ def register_target(
 
 
 def _spark_targets() -> Any:
-    return importlib.import_module("windtunnel.conformance.spark_targets")
+    try:
+        return importlib.import_module("windtunnel.conformance.spark_targets")
+    except ModuleNotFoundError as exc:
+        raise EngineUnavailable(
+            f"the Spark targets cannot be loaded ({exc}); install the spark extra: "
+            'pip install "windtunnel[spark]"'
+        ) from None
 
 
 register_target(

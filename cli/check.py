@@ -1,0 +1,113 @@
+"""``windtunnel check SPEC``: hold a target to the spec on generated streams; shrink what fails."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from windtunnel.cli.errors import EXIT_MISMATCH, friendly
+from windtunnel.conformance.check import CheckResult, check
+from windtunnel.conformance.counterexample import DEFAULT_OUT, write_counterexample
+from windtunnel.conformance.generate import MAX_EVENTS
+from windtunnel.conformance.report import input_lines, render, summary
+from windtunnel.conformance.targets import known_targets, stand_in_of, target_named
+from windtunnel.oracle.model.errors import InvalidScenario
+from windtunnel.oracle.scenario import load_scenario, load_yaml
+
+
+def _spec_data(path: str) -> Any:
+    text = Path(path).read_text(encoding="utf-8")
+    return json.loads(text) if path.endswith(".json") else load_yaml(text)
+
+
+@click.command("check")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--job", default=None, metavar="MODULE:FUNCTION",
+              help="Your Spark job: job(events: DataFrame) -> DataFrame.")
+@click.option("--target", default=None, metavar="NAME",
+              help=f"What to check: {', '.join(known_targets())} (default: spark).")
+@click.option("--profile", default=None, help="Profile the target is held to (default: SPEC's).")
+@click.option("--examples", type=click.IntRange(min=0), default=100, show_default=True,
+              help="Generated streams to check after SPEC's own input.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the generated streams (same seed, same streams).")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
+              type=click.Path(file_okay=False), help="Directory for the counterexample file.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Scenarios per target call (one Spark query each).")
+@click.option("--stand-in", default=None, metavar="PROFILE",
+              help="Shrink against the oracle under PROFILE, then confirm on the target "
+              "(default: spark for spark-stock; 'none' to shrink on the target).")
+@click.option("--shrink-seconds", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Time budget for shrinking; the smallest failure so far is kept.")
+@click.option("--max-events", type=click.IntRange(min=1), default=MAX_EVENTS, show_default=True,
+              help="Events per generated stream, at most.")
+@friendly
+def check_command(
+    spec: str,
+    job: str | None,
+    target: str | None,
+    profile: str | None,
+    examples: int,
+    seed: int,
+    out_dir: str,
+    batch_size: int,
+    stand_in: str | None,
+    shrink_seconds: float,
+    max_events: int,
+) -> None:
+    """Check a target against SPEC (a scenario file: its window, group_by, aggregate
+    and profile are the spec): SPEC's own input first, then --examples generated
+    streams (disorder, late events, idle gaps, batches, several keys, nulls).
+
+    Exit 0: no divergence. Exit 1: a divergence; the shrunk counterexample is written
+    as a scenario file (path printed) with a report. Exit 2: invalid input.
+    """
+    if job is not None and target is not None:
+        raise InvalidScenario("--job", job, "cannot be given with --target", "give one of them")
+    scenario = load_scenario(spec)
+    name = job if job is not None else target or "spark"
+    rerun = f"--job {job}" if job is not None else f"--target {name}"
+    chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
+    if chosen_stand_in == "none":
+        chosen_stand_in = None
+    implementation = target_named(name)
+    color = sys.stdout.isatty()
+
+    def run(progress: Any) -> CheckResult:
+        return check(
+            scenario, implementation, profile=profile, examples=examples, seed=seed,
+            batch_size=batch_size, stand_in=chosen_stand_in, shrink_seconds=shrink_seconds,
+            max_events=max_events, progress=progress,
+        )
+
+    if color:  # a progress bar only on a terminal
+        total = examples + (1 if scenario.items else 0)
+        with click.progressbar(length=total, label=f"checking {implementation.name}") as bar:
+            result = run(bar.update)
+    else:
+        result = run(None)
+    failure = result.failure
+    if failure is None:
+        click.echo(summary(result))
+        return
+    click.echo(render(result, failure, color=color))
+    path = write_counterexample(
+        failure, _spec_data(spec), target=implementation.name, profile=result.profile,
+        rerun=rerun, out_dir=out_dir,
+    )
+    click.echo("")
+    click.echo("failing stream before shrinking:" if failure.original is not scenario
+               else "SPEC's own input failed; before shrinking:")
+    for line in input_lines(failure.original.items)[:12]:
+        click.echo(line)
+    click.echo(f"counterexample written to {path}")
+    click.echo(f"  replay it: windtunnel replay {path}  |  again: windtunnel check {path} "
+               f"{rerun} --examples 0")
+    click.echo(summary(result))
+    sys.exit(EXIT_MISMATCH)
+

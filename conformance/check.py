@@ -1,0 +1,294 @@
+"""Checking a target against the oracle: the spec's own input, then generated streams,
+then the first divergence shrunk to a small counterexample.
+
+Expected outputs are the oracle's under ``profile`` (default: the spec's). Emissions
+are compared as multisets of the contract's records without ``wall_ms``, ``after_seq``
+and ``message`` (:mod:`windtunnel.conformance.differential`); drops only when the
+target reports them; the micro-batch each emission came out in only when the target
+reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
+
+Targets run ``batch_size`` scenarios per call. Shrinking (:mod:`.shrink`) asks the
+target about a whole round of candidate reductions per call, or asks a stand-in: an
+oracle profile that behaves like the target (``spark`` for stock Spark). The stand-in
+is used only when it produces the target's very outputs on the failing stream; the
+shrunk stream is then confirmed on the target, and if the target does not fail it,
+shrinking starts again on the target itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from windtunnel.conformance.differential import DEFAULT_IGNORED, canonical
+from windtunnel.conformance.generate import MAX_EVENTS, generate
+from windtunnel.conformance.shrink import Shrunk, shrink
+from windtunnel.conformance.targets import (
+    OracleTarget,
+    Target,
+    TargetRun,
+    oracle_micro_batches,
+    oracle_outputs,
+)
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.results import Drop, Emission, Output
+from windtunnel.oracle.model.stream import End
+from windtunnel.oracle.profiles import profile_named
+from windtunnel.oracle.scenario import Scenario
+
+
+@dataclass(frozen=True, slots=True)
+class Late:
+    """An emission both sides produced, in different micro-batches."""
+
+    output: Emission
+    expected_batch: int
+    actual_batch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """What differs for one scenario: outputs the oracle has and the target lacks
+    (``missing``), the reverse (``unexpected``), and emissions in another micro-batch."""
+
+    missing: tuple[Output, ...] = ()
+    unexpected: tuple[Output, ...] = ()
+    timing: tuple[Late, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.unexpected or self.timing)
+
+
+def _compared(outputs: Sequence[Output], drops: bool) -> list[Output]:
+    return [o for o in outputs if isinstance(o, Emission) or (drops and isinstance(o, Drop))]
+
+
+def _minus(left: Sequence[Output], right: Sequence[Output]) -> tuple[Output, ...]:
+    """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records."""
+    counts = Counter(canonical(o, DEFAULT_IGNORED) for o in right)
+    out = []
+    for output in left:
+        key = canonical(output, DEFAULT_IGNORED)
+        if counts[key]:
+            counts[key] -= 1
+        else:
+            out.append(output)
+    return tuple(out)
+
+
+def compare_run(
+    expected: Sequence[Output],
+    expected_batches: Sequence[int | None],
+    run: TargetRun,
+    *,
+    drops: bool,
+    timing: bool,
+) -> Mismatch:
+    """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees)."""
+    want = _compared(expected, drops)
+    got = _compared(run.outputs, drops)
+    missing, unexpected = _minus(want, got), _minus(got, want)
+    if missing or unexpected or not timing or run.micro_batches is None:
+        return Mismatch(missing, unexpected)
+    return Mismatch(timing=_late(expected, expected_batches, run))
+
+
+def _late(
+    expected: Sequence[Output], batches: Sequence[int | None], run: TargetRun
+) -> tuple[Late, ...]:
+    """Emissions equal as records whose micro-batches differ (unknown ones not compared)."""
+    assert run.micro_batches is not None
+    want: dict[str, list[int]] = defaultdict(list)
+    got: dict[str, list[int]] = defaultdict(list)
+    first: dict[str, Emission] = {}
+    for outputs, where, into in ((expected, batches, want), (run.outputs, run.micro_batches, got)):
+        for output, batch in zip(outputs, where, strict=True):
+            if isinstance(output, Emission) and batch is not None:
+                key = canonical(output, DEFAULT_IGNORED)
+                into[key].append(batch)
+                first.setdefault(key, output)
+    late = []
+    for key, got_batches in got.items():
+        for expected_batch, actual_batch in zip(sorted(want[key]), sorted(got_batches), strict=False):
+            if expected_batch != actual_batch:
+                late.append(Late(first[key], expected_batch, actual_batch))
+    return tuple(late)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The shrunk counterexample, what the oracle and the target did on it, and how
+    shrinking went (``shrunk_on``: the target's name or ``stand-in <profile>``)."""
+
+    original: Scenario
+    scenario: Scenario
+    expected: tuple[Output, ...]
+    run: TargetRun
+    mismatch: Mismatch
+    shrunk_on: str
+    shrink_rounds: int
+    shrink_calls: int
+    shrink_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """``checked`` scenarios in ``seconds``; ``failure`` None when all agreed."""
+
+    target: str
+    profile: str
+    checked: int
+    seconds: float
+    failure: Failure | None = None
+
+    @property
+    def rate_per_min(self) -> float:
+        return self.checked * 60.0 / self.seconds if self.seconds > 0 else 0.0
+
+
+Progress = Callable[[int], None]
+"""Told how many more scenarios were checked."""
+
+
+class _Judge:
+    """Runs scenarios on a target and says which diverge from the oracle under a profile."""
+
+    def __init__(self, target: Target, profile: str) -> None:
+        self.target = target
+        self.profile = profile
+
+    def expected(self, scenario: Scenario) -> tuple[Output, ...]:
+        return oracle_outputs(scenario, self.profile)
+
+    def judge(self, scenarios: Sequence[Scenario]) -> list[tuple[Mismatch, TargetRun]]:
+        runs = self.target.run_many(scenarios)
+        if len(runs) != len(scenarios):
+            raise InvalidSpec(
+                "target",
+                self.target.name,
+                f"returned {len(runs)} runs for {len(scenarios)} scenarios",
+                "return one TargetRun per scenario from run_many",
+            )
+        out = []
+        for scenario, got in zip(scenarios, runs, strict=True):
+            want = self.expected(scenario)
+            mismatch = compare_run(
+                want,
+                oracle_micro_batches(want, scenario.items),
+                got,
+                drops=self.target.reports_drops,
+                timing=self.target.reports_timing,
+            )
+            out.append((mismatch, got))
+        return out
+
+    def fails(self, scenarios: Sequence[Scenario]) -> list[bool]:
+        return [bool(m) for m, _ in self.judge(scenarios)]
+
+
+def check(
+    spec: Scenario,
+    target: Target,
+    *,
+    profile: str | None = None,
+    examples: int = 100,
+    seed: int = 0,
+    batch_size: int = 50,
+    stand_in: str | None = None,
+    shrink_seconds: float = 60.0,
+    max_events: int = MAX_EVENTS,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """Check ``target`` on ``spec``'s own input (if it has events) and ``examples``
+    generated streams, ``batch_size`` per target call; stop at the first divergence and
+    shrink it. Raises InvalidSpec for bad options or a spec the profile cannot run."""
+    chosen = profile or spec.profile.name
+    profile_named(chosen)
+    if isinstance(batch_size, bool) or batch_size < 1:
+        raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 50")
+    if stand_in is not None:
+        profile_named(stand_in)
+    started = time.monotonic()
+    judge = _Judge(target, chosen)
+    judge.expected(spec)  # the profile can run the spec (else InvalidSpec before any target run)
+    own = [spec] if any(not isinstance(i, End) for i in spec.items) else []
+    scenarios = itertools.chain(own, generate(spec, examples, seed, max_events=max_events))
+    checked = 0
+    while chunk := list(itertools.islice(scenarios, batch_size)):
+        verdicts = judge.judge(chunk)
+        bad = next((i for i, (mismatch, _) in enumerate(verdicts) if mismatch), None)
+        done = len(chunk) if bad is None else bad + 1
+        checked += done
+        if progress is not None:
+            progress(done)
+        if bad is not None:
+            failure = _shrunk(chunk[bad], judge, stand_in, batch_size, shrink_seconds)
+            return CheckResult(target.name, chosen, checked, time.monotonic() - started, failure)
+    return CheckResult(target.name, chosen, checked, time.monotonic() - started)
+
+
+def _shrunk(
+    failing: Scenario, judge: _Judge, stand_in: str | None, batch_size: int, seconds: float
+) -> Failure:
+    started = time.monotonic()
+    result: Shrunk | None = None
+    shrunk_on = judge.target.name
+    if stand_in is not None and _stands_in(failing, judge, stand_in):
+        proxy = _Judge(_stand_in_target(judge.target, stand_in), judge.profile)
+        candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=seconds)
+        if judge.fails([candidate.scenario])[0]:
+            result, shrunk_on = candidate, f"stand-in oracle:{stand_in}"
+    if result is None:
+        result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=seconds)
+    scenario = result.scenario
+    ((mismatch, run),) = judge.judge([scenario])
+    return Failure(
+        failing,
+        scenario,
+        judge.expected(scenario),
+        run,
+        mismatch,
+        shrunk_on,
+        result.rounds,
+        result.calls,
+        time.monotonic() - started,
+    )
+
+
+def _stand_in_target(target: Target, profile: str) -> OracleTarget:
+    return OracleTarget(
+        profile,
+        name=f"oracle:{profile}",
+        reports_drops=target.reports_drops,
+        reports_timing=target.reports_timing,
+    )
+
+
+def _stands_in(failing: Scenario, judge: _Judge, profile: str) -> bool:
+    """Whether the stand-in produces the target's outputs on ``failing`` (as compared)."""
+    proxy = _stand_in_target(judge.target, profile)
+    (theirs,) = judge.target.run_many([failing])
+    (ours,) = proxy.run_many([failing])
+    drops = judge.target.reports_drops
+    return not compare_run(
+        ours.outputs, ours.micro_batches or (), theirs, drops=drops, timing=False
+    )
+
+
+def describe_output(output: Output) -> str:
+    """One short line for an output: window, group, row and reason, or a drop."""
+    if isinstance(output, Drop):
+        return f"drop seq {output.seq} ({output.reason})"
+    window = output.window.to_json()
+    if "start_ms" in window:
+        bounds = f"[{window['start_ms']}, {window['end_ms']})"
+    else:
+        bounds = f"offsets [{window['start_offset']}, {window['end_offset']})"
+    group = "" if output.group is None else f" {json.dumps(output.group, default=str)}"
+    row = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in output.row.items())
+    partial = " partial" if output.partial else ""
+    return f"{bounds}{group} {row} ({output.reason}{partial})".replace("  ", " ")
