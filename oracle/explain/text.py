@@ -102,7 +102,7 @@ def miss_reasons(
         name = f"its window {_window(window, words)}{group_text(fate.group)}"
         closing = closings.get(window_key(fate.group, window))
         if closing is None:
-            reasons.append(f"{name} had already closed: {drop.message}")
+            reasons.append(f"{name}: {drop.message}")
         elif closing.reason == "idle_timeout":
             reasons.append(
                 f"{name} was force-closed by the idle timeout at wall time "

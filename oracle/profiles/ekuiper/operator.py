@@ -32,6 +32,7 @@ from windtunnel.oracle.profiles.ekuiper.spec import (
 )
 from windtunnel.oracle.profiles.ekuiper.watermark import Record, WatermarkStage
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.trace import ClockView
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 ERROR_FIELD = "_error"
@@ -200,6 +201,12 @@ class EkuiperOperator(Operator):
         """Emissions of ``records`` in window ``ref``; ``row_end_ms`` replaces the window's end
         as the value of ``window_end()`` (count windows under rule count_window_end)."""
         end_ms = ref.end_ms if row_end_ms is None else row_end_ms
+        if ctx.trace is not None:
+            for _, group, _, seq in records:
+                ctx.trace.delivered(seq, group.value, ref)
+            groups = {r[1].index: r[1].value for r in records} if records else {0: None}
+            for value in groups.values():
+                ctx.trace.closed(value, ref, reason)
         kept = [r for r in records if self.after is None or self.after.holds(r[2])]
         by_group: dict[int, tuple[Group, list[Mapping[str, Any]]]] = {}
         for _, group, payload, _ in kept:
@@ -232,8 +239,17 @@ class EkuiperOperator(Operator):
                                 f"watermark {watermark} never reached time {record[0]} "
                                 "(rule end_of_input: discard)"))
         for record, windows in self.unfinished():
+            if ctx.trace is not None:  # held by windows never emitted
+                for window in windows:
+                    ctx.trace.delivered(record[3], record[1].value, window)
             out.append(Drop(record[3], END_OF_INPUT, windows, "lost at end of input: no window "
                             f"holding time {record[0]} was emitted (rule end_of_input: discard)"))
+
+    def clock_view(self, ctx: Context) -> ClockView | None:
+        """The watermark stage's watermark (event time); None in processing time."""
+        if self.stage is None:
+            return None
+        return ClockView(False, self.stage.watermark_ms, self.stage.watermark_ms)
 
     def unfinished(self) -> list[tuple[Record, tuple[WindowRef, ...]]]:
         """Records the window holds that no emitted window held, with their open windows."""
