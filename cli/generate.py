@@ -100,6 +100,10 @@ def generate_command(
             options[name.removeprefix("knob_")] = value
     if fmt == "spark-dir" and "batch_size" not in options and "batch_interval_ms" not in options:
         options["batch_size"] = "1000"
+    if out is not None and fmt != "kafka":  # refuse a bad path before generating anything
+        check_out_path(Path(out), directory=fmt == "spark-dir")
+    if summary_json is not None:
+        check_out_path(Path(summary_json), directory=False, option="--summary-json")
     simulation = simulate(workload, **options)
     knobs = simulation.knobs
     total = knobs.events
@@ -118,16 +122,52 @@ def generate_command(
         else:
             if out is None:
                 raise InvalidInput("out", None, "is required for this format", "give --out PATH")
-            WRITERS[fmt](simulation, Path(out), bar.update)
+            try:
+                WRITERS[fmt](simulation, Path(out), bar.update)
+            except OSError as exc:
+                raise InvalidInput(
+                    "--out", out, f"cannot be written ({exc.strerror or exc})", _WRITABLE
+                ) from None
     if summary_json is not None:
-        Path(summary_json).write_text(
-            json.dumps(summary_data(simulation), indent=1) + "\n", encoding="utf-8"
-        )
+        try:
+            Path(summary_json).write_text(
+                json.dumps(summary_data(simulation), indent=1) + "\n", encoding="utf-8"
+            )
+        except OSError as exc:
+            raise InvalidInput(
+                "--summary-json", summary_json, f"cannot be written ({exc.strerror})", _WRITABLE
+            ) from None
     if not quiet:
         where = "kafka topic " + simulation.knobs.topic if fmt == "kafka" else out
         click.echo(f"wrote {workload} (seed {seed}) as {fmt} to {where}", err=True)
         for line in summary_lines(simulation):
             click.echo(f"  {line}", err=True)
+
+
+_WRITABLE = "give a path in a directory you may write to"
+
+
+def check_out_path(path: Path, *, directory: bool, option: str = "--out") -> None:
+    """Refuse an output path whose parent is missing or is a file, a file output onto a
+    directory, and a directory output (spark-dir) onto an existing file."""
+    parent = path.parent
+    if not parent.exists():
+        raise InvalidInput(
+            option, str(path), f"directory {parent} does not exist", "create it first"
+        )
+    if not parent.is_dir():
+        raise InvalidInput(
+            option, str(path), f"{parent} is a file, not a directory", "give a path in a directory"
+        )
+    if directory and path.exists() and not path.is_dir():
+        raise InvalidInput(
+            option, str(path), "is an existing file; spark-dir writes a directory",
+            "give a new or empty directory",
+        )
+    if not directory and path.is_dir():
+        raise InvalidInput(
+            option, str(path), "is a directory; this format writes a file", "give a file name"
+        )
 
 
 class _NoBar:

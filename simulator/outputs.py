@@ -233,6 +233,11 @@ def write_spark_dir(simulation: Simulation, path: Path, progress: Progress = _qu
         raise InvalidInput(
             "batch_size", None, "spark-dir needs batches", "give --batch-size or --batch-interval"
         )
+    if path.exists() and not path.is_dir():
+        raise InvalidInput(
+            "out", str(path), "is an existing file; spark-dir writes a directory",
+            "give a new or empty directory",
+        )
     path.mkdir(parents=True, exist_ok=True)
     if any(path.iterdir()):
         raise InvalidInput(
