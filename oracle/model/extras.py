@@ -28,8 +28,8 @@ def requires_extra(extra: str, purpose: str) -> Iterator[None]:
     try:
         yield
     except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if not missing or missing.partition(".")[0] == "windtunnel":
+        missing = (exc.name or "").partition(".")[0]
+        if not missing or missing == "windtunnel":
             raise
         raise MissingExtra(extra, missing, purpose) from exc
 
