@@ -2,6 +2,10 @@
 from the pip wheel on 127.0.0.1, each running a scenario replay (compared with the oracle
 by ``--engine both``) and a ``windtunnel run`` job (compared with the oracle here).
 
+In one test the standalone executors run a Python that has pyspark but not windtunnel
+(``foreign_python``), as on workers where only the driver's machine has windtunnel: they
+import windtunnel, its subpackages included, only from the zip the driver ships.
+
 The commands run in subprocesses, as a user would run them: the test run's own local
 session stays untouched. Every process a fixture starts is stopped by its PID.
 """
@@ -26,6 +30,8 @@ import pytest
 from windtunnel.oracle.engine import run
 from windtunnel.oracle.model.results import to_jsonl_line
 from windtunnel.oracle.model.stream import Event
+
+from .foreign_python import imports, python_without_windtunnel
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
@@ -104,11 +110,41 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=30)
 
 
+EXECUTOR_SIDE = "WINDTUNNEL_TEST_EXECUTOR_SIDE"
+"""Set in the worker's environment (its executors inherit it): ``two_machines_python`` then
+runs ``foreign_python``."""
+
+
+@pytest.fixture(scope="module")
+def foreign_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with pyspark, pandas and pyarrow but no windtunnel (checked here)."""
+    python = python_without_windtunnel(tmp_path_factory.mktemp("foreign") / "venv")
+    assert imports(python, "pyspark.sql.streaming.stateful_processor")
+    assert not imports(python, "windtunnel.oracle")
+    return python
+
+
+@pytest.fixture(scope="module")
+def two_machines_python(tmp_path_factory: pytest.TempPathFactory, foreign_python: Path) -> Path:
+    """One ``PYSPARK_PYTHON`` path, as on a real cluster, naming a different install per
+    machine: this interpreter (windtunnel installed) where the driver runs, and
+    ``foreign_python`` (no windtunnel) in executors. The driver's own Python workers (they
+    plan windtunnel's Python data sources) need windtunnel as the user's machine has it."""
+    script = tmp_path_factory.mktemp("two-machines") / "python"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'if [ -n "${EXECUTOR_SIDE}" ]; then exec {foreign_python} "$@"; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``spark://127.0.0.1:PORT`` of a master with one worker (2 cores), both from the wheel."""
     tmp = tmp_path_factory.mktemp("standalone")
-    env = environment(tmp)
+    env = environment(tmp) | {EXECUTOR_SIDE: "1"}
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, ui, worker_ui = free_port(), free_port(), free_port()
     master = start(
@@ -197,9 +233,14 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop(server)
 
 
-def windtunnel(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
-    """``windtunnel ARGS`` in a fresh interpreter (its own Spark driver or Connect client)."""
+def windtunnel(
+    *args: str, tmp: Path, executor_python: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``windtunnel ARGS`` in a fresh interpreter (its own Spark driver or Connect client);
+    ``executor_python`` (default: this interpreter) is its ``PYSPARK_PYTHON``."""
     env = environment(tmp)
+    if executor_python is not None:
+        env["PYSPARK_PYTHON"] = str(executor_python)
     env["WINDTUNNEL_SPARK_LOG"] = str(tmp / "spark-client.log")
     return subprocess.run(
         [sys.executable, "-c", "from windtunnel.cli.main import main; main()", *args],
@@ -292,3 +333,22 @@ def test_replay_and_run_beyond_one_machine(
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "cluster-job: 3 micro-batches, 241 rows in" in ran.stderr
     assert job_lines(out) == oracle_lines(stream)
+
+
+def test_executors_without_windtunnel_run_the_shipped_package(
+    standalone: str, two_machines_python: Path, tmp_path: Path
+) -> None:
+    """The worker's Python cannot import windtunnel: the exact operator's modules
+    (windtunnel.oracle.model, windtunnel.oracle.windows, ...) come from the shipped zip."""
+    replayed = windtunnel(
+        "replay",
+        str(EXAMPLES / "brute-force.yaml"),
+        "--engine",
+        "both",
+        "--master",
+        standalone,
+        tmp=tmp_path,
+        executor_python=two_machines_python,
+    )
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert replayed.stderr.splitlines()[0].startswith("spark matches the oracle (23 outputs")
