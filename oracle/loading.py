@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,10 @@ def _first_repeat(text: str) -> tuple[str, int] | None:
     """The first repeated key in reading order and its line, found with a position-tracking pass of the
     pure-Python decoder (only run when a repeat is already known)."""
 
+    scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 (untyped in typeshed)
+
     def skip(s: str, at: int) -> int:
-        return json.decoder.WHITESPACE.match(s, at).end()  # type: ignore[union-attr]
+        return _WHITESPACE.match(s, at).end()  # type: ignore[union-attr]
 
     def parse_object(
         s_and_end: tuple[str, int], strict: bool, scan_once: Any, *rest: Any
@@ -118,7 +121,7 @@ def _first_repeat(text: str) -> tuple[str, int] | None:
         if s[end : end + 1] == "}":
             return result, end + 1
         while s[end : end + 1] == '"':
-            name, after = json.decoder.scanstring(s, end + 1, strict)
+            name, after = scanstring(s, end + 1, strict)
             if name in result:
                 raise _Found(name, s.count("\n", 0, end) + 1)
             after = skip(s, after)
@@ -134,7 +137,7 @@ def _first_repeat(text: str) -> tuple[str, int] | None:
         raise ValueError("not an object")
 
     decoder = json.JSONDecoder()
-    decoder.parse_object = parse_object  # type: ignore[assignment]
+    setattr(decoder, "parse_object", parse_object)  # noqa: B010 (untyped in typeshed)
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     try:
         decoder.decode(text)
@@ -143,6 +146,9 @@ def _first_repeat(text: str) -> tuple[str, int] | None:
     except (ValueError, StopIteration, RecursionError):
         pass
     return None
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
 class _Found(Exception):
