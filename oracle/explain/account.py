@@ -293,11 +293,12 @@ def _assemble(
 
 @dataclass(frozen=True, slots=True)
 class StepView:
-    """What miss reasons need of the steps: the clocks after each item, and when each item
-    happened in words (``in micro-batch 2``, ``at #3``, ``at end of input``)."""
+    """What miss reasons need of the steps: the clocks after (and before) each item, and
+    when each item happened in words (``in micro-batch 2``, ``at #3``, ``at end of input``)."""
 
     after: tuple[ClockView | None, ...]
     labels: tuple[str, ...]
+    before: tuple[ClockView | None, ...] = ()
 
 
 def _label(step: _Step, unit_ms: int) -> str:
@@ -316,7 +317,10 @@ def _label(step: _Step, unit_ms: int) -> str:
 
 
 def steps_view(steps: list[_Step], unit_ms: int) -> StepView:
-    return StepView(tuple(s.after for s in steps), tuple(_label(s, unit_ms) for s in steps))
+    return StepView(
+        tuple(s.after for s in steps), tuple(_label(s, unit_ms) for s in steps),
+        tuple(s.before for s in steps),
+    )
 
 
 @dataclass(frozen=True, slots=True)

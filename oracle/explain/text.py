@@ -109,7 +109,8 @@ def miss_reasons(
                 f"{_time(closing.wall_ms, words)}"
             )
         elif closing.reason == "close":
-            view = steps.after[closing.item]
+            # a micro-batch closes with the watermark it started with (set by earlier batches)
+            view = (steps.before if words.micro_batches else steps.after)[closing.item]
             pick = 1 if words.watermark else 0
             reached = None if view is None else view.of(fate.group)[pick]
             reasons.append(
