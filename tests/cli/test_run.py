@@ -106,7 +106,7 @@ def test_bad_spec_exits_2(files: Path) -> None:
 def test_missing_spec_exits_2(files: Path) -> None:
     result = invoke("run", str(files / "nope.yaml"), str(files / "stream"))
     assert result.exit_code == 2
-    assert "cannot read" in result.output
+    assert "cannot be read" in result.output
 
 
 @pytest.mark.spark
