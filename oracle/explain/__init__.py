@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import overload
 
-from windtunnel.oracle.explain.account import (
+from windtunnel.oracle.explain.account import explain as _explain
+from windtunnel.oracle.explain.explanation import Explanation
+from windtunnel.oracle.explain.values import (
     ClockChange,
     Closing,
     EventFate,
-    Explanation,
     ItemAccount,
     LostWindow,
 )
-from windtunnel.oracle.explain.account import explain as _explain
 from windtunnel.oracle.scenario import Scenario
 
 __all__ = [

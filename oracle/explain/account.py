@@ -9,14 +9,24 @@ emissions are the operator's own; nothing here re-implements a rule. The fast pa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from windtunnel.oracle.engine import operator_for
+from windtunnel.oracle.explain.explanation import Explanation
+from windtunnel.oracle.explain.text import miss_reasons
+from windtunnel.oracle.explain.values import (
+    ClockChange,
+    Closing,
+    EventFate,
+    ItemAccount,
+    LostWindow,
+    StepView,
+    WindowKey,
+    window_key,
+)
 from windtunnel.oracle.explain.words import Words, words_for
-from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
@@ -25,87 +35,6 @@ from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Context, Driver, group_value
 from windtunnel.oracle.windows.trace import ClockView
-
-WindowKey = tuple[str, tuple[int | None, ...]]
-
-
-def window_key(group: Any, window: WindowRef) -> WindowKey:
-    """Identity of a window of a group: count windows by start offset (a window flushed
-    early reports a shorter range), time windows by their bounds."""
-    bounds = (
-        (window.start_offset,) if window.start_offset is not None
-        else (window.start_ms, window.end_ms)
-    )
-    return json.dumps(group, sort_keys=True, default=str), bounds
-
-
-@dataclass(frozen=True, slots=True)
-class Closing:
-    """A window the operator closed: during input item ``item`` at wall time ``wall_ms``."""
-
-    group: Any
-    window: WindowRef
-    reason: str
-    item: int
-    wall_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class ClockChange:
-    """One clock across one item: the stream's (``group`` None, ``per_key`` False) or a key's."""
-
-    group: Any
-    per_key: bool
-    before_ms: int | None
-    after_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class EventFate:
-    """What became of event ``seq``: the windows it went into, or why it went into none.
-
-    ``misses`` explains each window it missed, in words (empty when delivered);
-    ``emissions`` are the rows its windows produced (not its own pass-through rows).
-    """
-
-    seq: int
-    payload: Mapping[str, Any]
-    group: Any
-    arrived_ms: int | None
-    item: int
-    delivered_to: tuple[WindowRef, ...]
-    drop: Drop | None
-    misses: tuple[str, ...]
-    emissions: tuple[Emission, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ItemAccount:
-    """One input item: its kind (``event``, ``batch``, ``advance``, ``watermark``, ``end``),
-    its micro-batch (profiles that run in micro-batches), the wall clock and event-time
-    clocks before and after it, its events' fates, and the windows closed and rows emitted
-    while it was consumed."""
-
-    index: int
-    kind: str
-    batch: int | None
-    wall_before_ms: int
-    wall_after_ms: int
-    clocks: tuple[ClockChange, ...]
-    events: tuple[EventFate, ...]
-    closings: tuple[Closing, ...]
-    emissions: tuple[Emission, ...]
-    watermark_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LostWindow:
-    """A window that received events but was never emitted (still open at end of input)."""
-
-    group: Any
-    window: WindowRef
-    seqs: tuple[int, ...]
-    why: str
 
 
 class _Recorder:
@@ -233,7 +162,6 @@ def explain(scenario: Scenario, profile: str | None = None) -> Explanation:
 def _assemble(
     scenario: Scenario, profile: str, words: Words, steps: list[_Step], recorder: _Recorder
 ) -> Explanation:
-    from windtunnel.oracle.explain.text import miss_reasons
 
     outputs = [o for s in steps for o in s.outputs]
     drops: dict[int, Drop] = {}
@@ -291,16 +219,6 @@ def _assemble(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StepView:
-    """What miss reasons need of the steps: the clocks after (and before) each item, and
-    when each item happened in words (``in micro-batch 2``, ``at #3``, ``at end of input``)."""
-
-    after: tuple[ClockView | None, ...]
-    labels: tuple[str, ...]
-    before: tuple[ClockView | None, ...] = ()
-
-
 def _label(step: _Step, unit_ms: int) -> str:
     item = step.item
     if step.batch is not None:
@@ -321,42 +239,3 @@ def steps_view(steps: list[_Step], unit_ms: int) -> StepView:
         tuple(s.after for s in steps), tuple(_label(s, unit_ms) for s in steps),
         tuple(s.before for s in steps),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    """The whole account of a scenario under one profile: every input item in order, and
-    the windows that were never emitted. ``lines()`` writes it in words, ``to_json()`` as data."""
-
-    scenario: str
-    profile: str
-    words: Words
-    items: tuple[ItemAccount, ...]
-    lost: tuple[LostWindow, ...]
-
-    def fates(self) -> list[EventFate]:
-        """Every event's fate, in seq order."""
-        return [fate for item in self.items for fate in item.events]
-
-    def event(self, seq: int) -> EventFate:
-        """The fate of event ``seq``; raises InvalidInput when there is no such event."""
-        for fate in self.fates():
-            if fate.seq == seq:
-                return fate
-        count = len(self.fates())
-        raise InvalidInput(
-            "--seq", seq, f"no such event (the stream has {count}, numbered from 0)",
-            f"give a seq from 0 to {count - 1}" if count else "add events to the input",
-        )
-
-    def lines(self, seqs: tuple[int, ...] = (), *, drops: bool = False) -> list[str]:
-        """The account in words: every item; or only events ``seqs`` / only dropped events."""
-        from windtunnel.oracle.explain.text import explanation_lines
-
-        return explanation_lines(self, seqs, drops)
-
-    def to_json(self, seqs: tuple[int, ...] = (), *, drops: bool = False) -> dict[str, Any]:
-        """The account as JSON-ready data (same selection as :meth:`lines`)."""
-        from windtunnel.oracle.explain.data import explanation_json
-
-        return explanation_json(self, seqs, drops)

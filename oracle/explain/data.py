@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from windtunnel.oracle.explain.account import EventFate, Explanation, ItemAccount
+    from windtunnel.oracle.explain.values import Account, EventFate, ItemAccount
 
 
 def fate_json(fate: EventFate) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def item_json(item: ItemAccount, clock: str) -> dict[str, Any]:
     }
 
 
-def explanation_json(expl: Explanation, seqs: tuple[int, ...], drops: bool) -> dict[str, Any]:
+def explanation_json(expl: Account, seqs: tuple[int, ...], drops: bool) -> dict[str, Any]:
     """``items`` (every input item) or, with ``seqs``/``drops``, ``events`` (those chosen);
     plus ``never_emitted``."""
     data: dict[str, Any] = {"scenario": expl.scenario, "profile": expl.profile,

@@ -10,15 +10,16 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from windtunnel.oracle.explain.values import window_key
 from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.timefmt import time_text, window_text
 
 if TYPE_CHECKING:
-    from windtunnel.oracle.explain.account import (
+    from windtunnel.oracle.explain.values import (
+        Account,
         ClockChange,
         Closing,
         EventFate,
-        Explanation,
         ItemAccount,
         StepView,
         WindowKey,
@@ -91,7 +92,6 @@ def miss_reasons(
     fate: EventFate, closings: Mapping[WindowKey, Closing], steps: StepView, words: Words
 ) -> tuple[str, ...]:
     """Why event ``fate`` missed each window of its drop, from the closings recorded."""
-    from windtunnel.oracle.explain.account import window_key
 
     drop = fate.drop
     assert drop is not None
@@ -140,7 +140,7 @@ def fate_text(fate: EventFate, words: Words, *, with_emissions: bool) -> str:
     return "; ".join(parts)
 
 
-def _item_parts(item: ItemAccount, expl: Explanation) -> list[str]:
+def _item_parts(item: ItemAccount, expl: Account) -> list[str]:
     words = expl.words
     parts = []
     group = item.events[0].group if item.kind == "event" else ...
@@ -157,7 +157,7 @@ def _item_parts(item: ItemAccount, expl: Explanation) -> list[str]:
     return parts
 
 
-def _item_head(item: ItemAccount, expl: Explanation) -> str:
+def _item_head(item: ItemAccount, expl: Account) -> str:
     words = expl.words
     batch = "" if item.batch is None else f"micro-batch {item.batch}: "
     if item.kind == "advance":
@@ -173,7 +173,7 @@ def _item_head(item: ItemAccount, expl: Explanation) -> str:
     return batch + event_head(item.events[0], words)
 
 
-def item_lines(item: ItemAccount, expl: Explanation) -> list[str]:
+def item_lines(item: ItemAccount, expl: Account) -> list[str]:
     """One line for an item (an event's fate inline), plus one indented line per event of a
     batch."""
     words = expl.words
@@ -189,14 +189,14 @@ def item_lines(item: ItemAccount, expl: Explanation) -> list[str]:
     return lines
 
 
-def lost_line(expl: Explanation, index: int) -> str:
+def lost_line(expl: Account, index: int) -> str:
     lost = expl.lost[index]
     seqs = ", ".join(f"#{s}" for s in lost.seqs)
     return (f"window {_window(lost.window, expl.words)}{group_text(lost.group)} (holding {seqs}) "
             f"was never emitted: {lost.why}")
 
 
-def explanation_lines(expl: Explanation, seqs: tuple[int, ...], drops: bool) -> list[str]:
+def explanation_lines(expl: Account, seqs: tuple[int, ...], drops: bool) -> list[str]:
     """Every item in order, then the windows never emitted; or, with ``seqs`` or ``drops``,
     one line per selected event with its windows' emissions."""
     words = expl.words

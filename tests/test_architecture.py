@@ -1,0 +1,156 @@
+"""The architecture as tests: imports point one way and no module imports itself back.
+
+    oracle  <-  simulator  <-  conformance  ->  spark_impl        cli -> all
+
+Inside the oracle: ``model`` imports nothing else of the oracle; ``windows`` builds on the
+model only; ``clauses`` and ``profiles`` build on both; the entry points sit on top.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = ("oracle", "simulator", "spark_impl", "conformance", "cli")
+
+ALLOWED = {
+    "oracle": {"oracle"},
+    "simulator": {"oracle", "simulator"},
+    "spark_impl": {"oracle", "spark_impl"},
+    "conformance": {"oracle", "simulator", "conformance", "spark_impl"},
+    "cli": set(PARTS),
+}
+"""Which parts each part may import (function-level imports included)."""
+
+ORACLE_LAYERS = {
+    "model": {"model"},
+    "windows": {"model", "windows"},
+}
+"""Oracle folders with a fixed base: what they may import inside the oracle."""
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["windtunnel", *parts])
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for part in PARTS:
+        for path in sorted((ROOT / part).rglob("*.py")):
+            yield module_name(path), path
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every windtunnel module ``path`` imports, at any level of nesting."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("windtunnel."))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("windtunnel"):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+GRAPH = {name: imports_of(path) for name, path in modules()}
+
+
+def resolved(name: str) -> str | None:
+    """``name`` as a module of the graph (``pkg.module.attr`` -> ``pkg.module``)."""
+    while name and name not in GRAPH:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+EDGES = {
+    source: {target for target in map(resolved, targets) if target and target != source}
+    for source, targets in GRAPH.items()
+}
+
+
+def test_every_part_is_scanned() -> None:
+    assert {name.split(".")[1] for name in GRAPH} == set(PARTS)
+    assert "windtunnel.oracle.model.stream" in GRAPH
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_parts_import_in_one_direction(part: str) -> None:
+    wrong = sorted(
+        f"{source} imports {target}"
+        for source, targets in EDGES.items()
+        if source.split(".")[1] == part
+        for target in targets
+        if target.split(".")[1] not in ALLOWED[part]
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("layer", sorted(ORACLE_LAYERS))
+def test_oracle_layers(layer: str) -> None:
+    prefix = f"windtunnel.oracle.{layer}"
+    allowed = {f"windtunnel.oracle.{base}" for base in ORACLE_LAYERS[layer]}
+    wrong = sorted(
+        f"{source} imports {target}"
+        for source, targets in EDGES.items()
+        if source.startswith(prefix)
+        for target in targets
+        if not any(target == a or target.startswith(a + ".") for a in allowed)
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """Package ``__init__`` re-exports are left out: a package importing its own modules is
+    how it exports them, not a cycle between concerns."""
+    packages = {name for name, path in modules() if path.name == "__init__.py"}
+    edges = {
+        source: {t for t in targets if not (source in packages and t.startswith(source + "."))}
+        for source, targets in EDGES.items()
+    }
+    assert cycles(edges) == []
+
+
+def test_the_cycle_test_finds_cycles() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
