@@ -54,7 +54,7 @@ def test_compare_runs_all_six_profiles_on_one_stream() -> None:
     assert all(name in lines[0] for name in profiles.split(","))
     assert "not run" not in result.output
     assert "kdb: own operator + empty_windows" in result.output
-    assert lines[-1] == "9 differences across tenzir, flink, spark, kdb, timeplus, ekuiper"
+    assert lines[-1] == "10 differences across tenzir, flink, spark, kdb, timeplus, ekuiper"
 
 
 def test_a_clause_error_names_the_offending_token_with_exit_2(tmp_path: Path) -> None:
