@@ -18,6 +18,10 @@ from windtunnel.conformance.targets import known_targets, stand_in_of, target_na
 from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.scenario import load_scenario, load_yaml
 
+SHOWN_ITEMS = 8
+SHOWN_WIDTH = 110
+"""The failing stream before shrinking is shown this far (items, characters a line)."""
+
 
 def _spec_data(path: str) -> Any:
     text = Path(path).read_text(encoding="utf-8")
@@ -103,8 +107,11 @@ def check_command(
     click.echo("")
     click.echo("failing stream before shrinking:" if failure.original is not scenario
                else "SPEC's own input failed; before shrinking:")
-    for line in input_lines(failure.original.items)[:12]:
-        click.echo(line)
+    lines = input_lines(failure.original.items)
+    for line in lines[:SHOWN_ITEMS]:
+        click.echo(line if len(line) <= SHOWN_WIDTH else line[: SHOWN_WIDTH - 3] + "...")
+    if len(lines) > SHOWN_ITEMS:
+        click.echo(f"  ... {len(lines) - SHOWN_ITEMS} more item(s)")
     click.echo(f"counterexample written to {path}")
     click.echo(f"  replay it: windtunnel replay {path}  |  again: windtunnel check {path} "
                f"{rerun} --examples 0")

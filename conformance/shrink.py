@@ -2,7 +2,7 @@
 
 Hypothesis's shrinker tries one reduction at a time; against Spark each try is a
 streaming query. Here a round builds every candidate reduction of the current stream
-(drop a run of items, drop one event of a batch, unbatch, merge neighbours, move event
+(drop a run of items or of a batch's events, unbatch, merge neighbours, move event
 times towards 0 and towards each other, fewer keys, fewer fields, no arrival times),
 sorts them smallest first and asks ``fails`` about them ``batch_size`` at a time (one
 target call each), stopping at the first chunk with a failure: its smallest failing
@@ -147,9 +147,11 @@ def _structural(units: Stream) -> Iterator[Stream]:
         before, after = units[:index], units[index + 1 :]
         if isinstance(unit, Batch):
             events = unit.events
-            if len(events) > 1:
-                for drop in range(len(events)):
-                    yield (*before, Batch(events[:drop] + events[drop + 1 :]), *after)
+            part = len(events) // 2
+            while part >= 1 and len(events) > 1:  # runs of its events, halves down to one
+                for drop in range(0, len(events), part):
+                    yield (*before, Batch(events[:drop] + events[drop + part :]), *after)
+                part //= 2
             yield (*before, *events, *after)  # unbatch: lone events
         if index + 1 < n and isinstance(unit, (Event, Batch)):
             following = units[index + 1]
