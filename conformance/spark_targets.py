@@ -1,0 +1,163 @@
+"""Spark targets for ``windtunnel check``: the exact operator, the stock mapping, a user's job.
+
+- :func:`exact_target` (``spark``): windtunnel's exact operator, many scenarios per query,
+  one bucket each (:mod:`windtunnel.spark_impl.multi_exact`); reports drops and timing.
+- :func:`stock_target` (``spark-stock``): the stock mapping
+  (:func:`windtunnel.spark_impl.stock.stock_window`) run as a user job.
+- :func:`job_target` (``module:function``): a user's ``job(events) -> DataFrame``
+  (the job contract: docs/conformance.md), many scenarios per query, one after another
+  (:mod:`windtunnel.spark_impl.user_job`). Stock and user jobs share that code path and
+  report neither drops (stock Spark drops silently) nor anything finer than micro-batches.
+
+Timing: ``TargetRun.micro_batches`` numbers micro-batches as
+:func:`windtunnel.conformance.targets.micro_batch_of_seq` does; a job's final no-data
+micro-batch and the exact operator's trailing end-of-input micro-batch count as the last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel.conformance.targets import TargetRun, load_function, micro_batch_of_seq
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.scenario import Scenario
+
+
+def _session(spark: Any) -> Any:
+    if spark is not None:
+        return spark
+    from windtunnel.spark_impl.session import spark_session
+
+    session = spark_session()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def check_indexes(scenario: Scenario, seq_ranges: Sequence[tuple[int, int]]) -> list[int | None]:
+    """For each of a run's micro-batches (``[first_seq, end_seq)`` of its events), its index
+    in :func:`micro_batch_of_seq`'s numbering; one more entry for what follows the last
+    (a no-data micro-batch): the last micro-batch's index."""
+    where = micro_batch_of_seq(scenario.items)
+    out: list[int | None] = []
+    previous = -1
+    for first, end in seq_ranges:
+        if end > first:
+            index = where.get(first)
+        elif first in where or not where:  # events follow: a micro-batch of advances only
+            index = previous + 1
+        else:  # after the last event: end of input rides in the last micro-batch
+            index = max(where.values())
+        out.append(index)
+        previous = index if index is not None else previous
+    out.append(max(where.values()) if where else None)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ExactTarget:
+    """windtunnel's exact operator on Spark (default profile semantics)."""
+
+    spark: Any = None
+    name: str = "spark"
+    reports_drops: bool = True
+    reports_timing: bool = True
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        from windtunnel.spark_impl.multi_exact import exact_rules, run_exact_many
+
+        for scenario in scenarios:
+            exact_rules(scenario)  # input errors before Spark starts
+        runs = run_exact_many(_session(self.spark), scenarios)
+        out = []
+        for scenario, run in zip(scenarios, runs, strict=True):
+            indexes = check_indexes(scenario, run.run.feed.seq_ranges)
+            batches = tuple(indexes[min(b, len(indexes) - 1)] for b in run.micro_batches)
+            out.append(TargetRun(run.run.result.outputs, batches))
+        return out
+
+
+JobFactory = Callable[[Query], Callable[[Any], Any]]
+"""Builds the job for one spec (a user's job ignores it; the stock mapping needs it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobTarget:
+    """A Spark job held to the job contract; emissions only, micro-batch timing."""
+
+    factory: JobFactory
+    name: str
+    spark: Any = None
+    batched: bool = True
+    reports_drops: bool = False
+    reports_timing: bool = True
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        from windtunnel.spark_impl.user_job import check_job_spec, run_job_many
+
+        by_query: dict[Query, list[int]] = {}
+        for index, scenario in enumerate(scenarios):
+            check_job_spec(scenario.query)  # input errors before Spark starts
+            by_query.setdefault(scenario.query, []).append(index)
+        spark = _session(self.spark)
+        found: dict[int, TargetRun] = {}
+        for query, members in by_query.items():
+            chosen = [scenarios[i] for i in members]
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched)
+            for index, scenario, run in zip(members, chosen, runs, strict=True):
+                indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
+                found[index] = TargetRun(
+                    run.emissions, tuple(indexes[b] for b in run.micro_batches)
+                )
+        return [found[i] for i in range(len(scenarios))]
+
+
+def exact_target(spark: Any = None) -> ExactTarget:
+    """``spark``: the exact operator (``spark=None``: windtunnel's own session, reused)."""
+    return ExactTarget(spark)
+
+
+def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
+    """``spark-stock``: the stock mapping, run through the job contract's machinery."""
+
+    def factory(query: Query) -> Callable[[Any], Any]:
+        from windtunnel.spark_impl.stock import check_stock, stock_window
+
+        check_stock(query)
+        return lambda events: stock_window(events, query)
+
+    return JobTarget(factory, "spark-stock", spark, batched)
+
+
+def job_target(
+    job: Callable[[Any], Any] | str,
+    spark: Any = None,
+    *,
+    name: str | None = None,
+    batched: bool = True,
+) -> JobTarget:
+    """A user's Spark job ``job(events) -> DataFrame``, given as a callable or as
+    ``module:function``. ``batched=False`` runs one query per scenario (for a job whose
+    result depends on absolute times). Raises InvalidSpec for a bad ``module:function``
+    or a non-callable; a job breaking the contract fails when run, with InvalidSpec."""
+    if isinstance(job, str):
+        label = name or job
+        function = load_function(job)
+    elif callable(job):
+        function = job
+        label = name or f"{getattr(job, '__module__', '?')}:{getattr(job, '__qualname__', job)}"
+    else:
+        raise InvalidSpec("--job", job, "must be a function or module:function",
+                          "give e.g. my_jobs:windowed")
+    return JobTarget(lambda _query: function, label, spark, batched)
+
+
+def spark_divergences(scenario: Scenario) -> list[str]:
+    """What the pytest plugin reports for ``--windtunnel-engine spark|both``: divergences
+    between Spark and the oracle (a ``spark``-profile scenario: stock Spark, emissions
+    only; else the exact operator, every output), as ``replay --engine both`` reports."""
+    from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
+
+    return compare_with_oracle(scenario, replay_scenario(scenario))

@@ -1,0 +1,496 @@
+"""A user's Spark window job held to a scenario: the job contract, many scenarios per query.
+
+The contract (docs/conformance.md, "The job contract"): ``job(events) -> DataFrame``.
+``events`` is a streaming DataFrame whose columns are the scenario's event fields: the
+window's ``on`` field a ``TimestampType`` column, the others typed from their JSON values
+(:func:`event_schema`; nested objects are structs). The job returns what a window
+aggregation returns: Spark's ``window`` (or ``session_window``) struct, or
+``window_start``/``window_end`` columns; the ``group_by`` columns (a dotted path may be
+named by its last part); one column per aggregate named as in the spec (and the
+``aggregate_by`` columns). Timestamps read as epoch ms. windtunnel feeds exact
+micro-batches (:func:`windtunnel.spark_impl.stock.plan_stock`: a ``batch`` is one, a lone
+event one), runs the query in append mode to its end (``availableNow``) and reads every
+row as an emission with reason ``close``: ``after_seq`` is the last event fed in or before
+its micro-batch, ``wall_ms`` the wall clock after that micro-batch (the final no-data
+micro-batch: after the whole stream).
+
+Many scenarios per query: Spark's watermark is global, so scenarios cannot share a query
+side by side. They run one after another, scenario ``k``'s event times shifted by
+``offset_ms`` (:func:`shifted_plans`): its micro-batches, then one empty micro-batch (what
+Spark's own no-data micro-batch does for a solo run: emit what the final watermark closes),
+then scenario ``k+1`` far later. Only the outputs of a scenario's own micro-batches whose
+windows lie in its own stretch of time count. This equals a solo run when the job is
+translation invariant under the shifts (windows aligned to the epoch with periods dividing
+the shift unit, at most :data:`DAY_MS` long; ``withWatermark``, ``window``,
+``session_window`` are). Why: the watermark a shifted scenario starts with is below its
+offset, and a solo run's watermark floor (0) decides only windows ending at or before
+the epoch, which a solo run never emits (they are late from the first micro-batch), and
+which the shared query's outputs leave out. Fixed windows are decided window by window,
+so that is all; a session can grow from a row that is late only under the floor, so a
+session scenario with an event time before the epoch starts a query of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.results import Emission, WindowRef
+from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.stream import events_of
+from windtunnel.oracle.scenario import Scenario
+from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
+from windtunnel.spark_impl.scripted import scripted_stream
+from windtunnel.spark_impl.stock import StockPlan, payload_schema, plan_stock
+
+Job = Callable[[DataFrame], DataFrame]
+"""A user's window job: streaming events in, a streaming window aggregation out."""
+
+DAY_MS = 86_400_000
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, Spark's largest timestamp."""
+MAX_PER_QUERY = 200
+
+
+# --- the events DataFrame ----------------------------------------------------------------
+
+
+def _value_type(values: Sequence[Any]) -> T.DataType:
+    """A column type for JSON values: their one scalar type, a struct for objects, else
+    text (lists, mixed types, only nulls)."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, dict) for v in present):
+        names = sorted({k for v in present for k in v})
+        return T.StructType(
+            [T.StructField(n, _value_type([v.get(n) for v in present])) for n in names]
+        )
+    if present and all(isinstance(v, bool) for v in present):
+        return T.BooleanType()
+    numbers = [v for v in present if isinstance(v, int | float) and not isinstance(v, bool)]
+    if present and len(numbers) == len(present):
+        return T.LongType() if all(isinstance(v, int) for v in numbers) else T.DoubleType()
+    return T.StringType()
+
+
+def _with_type(struct: T.StructType, path: Sequence[str], kind: T.DataType) -> T.StructType:
+    """``struct`` with the field at ``path`` (created if missing) of type ``kind``."""
+    head, rest = path[0], path[1:]
+    fields = {f.name: f.dataType for f in struct.fields}
+    if rest:
+        inner = fields.get(head)
+        inner = inner if isinstance(inner, T.StructType) else T.StructType([])
+        fields[head] = _with_type(inner, rest, kind)
+    else:
+        fields[head] = kind
+    return T.StructType([T.StructField(n, t) for n, t in fields.items()])
+
+
+def _leaves(struct: T.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], T.DataType]]:
+    out: list[tuple[tuple[str, ...], T.DataType]] = []
+    for f in struct.fields:
+        if isinstance(f.dataType, T.StructType):
+            out += _leaves(f.dataType, (*prefix, f.name))
+        else:
+            out.append(((*prefix, f.name), f.dataType))
+    return out
+
+
+def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]]) -> T.StructType:
+    """The ``events`` columns for these payloads: every field typed from its values, the
+    fields the query reads as :func:`~windtunnel.spark_impl.stock.payload_schema` types
+    them (mixed types there are an input error), the ``on`` field a timestamp."""
+    names = sorted({k for p in payloads for k in p})
+    schema = T.StructType(
+        [T.StructField(n, _value_type([p.get(n) for p in payloads])) for n in names]
+    )
+    for path, kind in _leaves(payload_schema(query, payloads)):
+        schema = _with_type(schema, path, kind)
+    return _with_type(schema, query.window.on.split("."), T.TimestampType())
+
+
+def _without(struct: T.StructType, path: Sequence[str]) -> T.StructType:
+    fields = []
+    for f in struct.fields:
+        if f.name != path[0]:
+            fields.append(f)
+        elif len(path) > 1 and isinstance(f.dataType, T.StructType):
+            fields.append(T.StructField(f.name, _without(f.dataType, path[1:])))
+    return T.StructType(fields)
+
+
+def events_frame(spark: Any, batches: Sequence[Sequence[Any]], schema: T.StructType,
+                 on: str) -> DataFrame:
+    """Scripted micro-batches of event rows (payload ``{"t": ms, "p": event}``) as the
+    contract's ``events``: ``schema``'s columns, ``on`` the timestamp of ``t``."""
+    path = on.split(".")
+    body = _without(schema, path)
+    parsed = scripted_stream(spark, batches).where(F.col("kind") == F.lit(EVENT)).select(
+        F.from_json(
+            "payload", T.StructType([T.StructField("t", T.LongType()), T.StructField("p", body)])
+        ).alias("e")
+    )
+    time = F.timestamp_millis(F.col("e.t"))
+    columns: list[Column] = []
+    for field in schema.fields:
+        if field.name != path[0]:
+            columns.append(F.col("e.p").getField(field.name).alias(field.name))
+        elif len(path) == 1:
+            columns.append(time.alias(field.name))
+        else:
+            inner = F.col("e.p").getField(field.name)  # null when the event lacks it: no time
+            columns.append(inner.withField(".".join(path[1:]), time).alias(field.name))
+    return parsed.select(*columns)
+
+
+# --- scenarios one after another in one query --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ShiftedPlan:
+    """One scenario's part of a shared query: its micro-batches (``plan``), the shift of
+    its event times, its first micro-batch id, and the stretch of (shifted) time its
+    windows lie in, ``[low_ms, high_ms)``."""
+
+    plan: StockPlan
+    offset_ms: int
+    first_batch: int
+    low_ms: int
+    high_ms: int
+
+    @property
+    def last_batch(self) -> int:
+        """Id of its empty micro-batch (the solo run's no-data micro-batch)."""
+        return self.first_batch + len(self.plan.feed.batches)
+
+
+def _event_time(row: tuple[Any, ...]) -> int | None:
+    """The event time (ms) of a plan row: its payload is ``{"t": ms or null, "p": event}``."""
+    time: int | None = json.loads(str(row[5]))["t"]
+    return time
+
+
+def _times(plan: StockPlan) -> list[int]:
+    times = (_event_time(r) for b in plan.feed.batches for r in b)
+    return [t for t in times if t is not None]
+
+
+def shift_unit_ms(query: Query) -> int:
+    """Offsets are multiples of this: a day and the spec's hop (windows start at multiples
+    of the hop), or the hop alone when their least common multiple passes a thousand days."""
+    window = query.window
+    if not isinstance(window, FixedWindows):
+        return DAY_MS
+    unit = math.lcm(DAY_MS, window.hop_ms)
+    return unit if unit <= 1000 * DAY_MS else window.hop_ms
+
+
+def separation_ms(query: Query) -> int:
+    """Time left free between two scenarios' events: more than any window of a day."""
+    window = query.window
+    longest = window.size_ms if isinstance(window, FixedWindows) else (
+        window.gap_ms if isinstance(window, SessionWindows) else 0)
+    tolerance = getattr(window, "tolerance_ms", 0)
+    return 2 * (DAY_MS + longest + int(tolerance))
+
+
+def shifted_plans(plans: Sequence[StockPlan], query: Query) -> list[list[ShiftedPlan]]:
+    """Queries of scenarios placed one after another in time (see the module docstring):
+    each a list of ShiftedPlan. A session scenario with an event time before the epoch, or one
+    that would pass Spark's largest timestamp, starts a new query."""
+    unit, gap = shift_unit_ms(query), separation_ms(query)
+    queries: list[list[ShiftedPlan]] = []
+    high = 0
+    batch = 0
+    for plan in plans:
+        times = _times(plan) or [0]
+        low_t, high_t = min(times), max(times)
+        offset = 0
+        floor_matters = low_t < 0 and not isinstance(query.window, FixedWindows)
+        if queries and not floor_matters and len(queries[-1]) < MAX_PER_QUERY:
+            offset = -(-(high + gap - low_t) // unit) * unit
+            if offset + high_t + gap > MAX_TIMESTAMP_MS:
+                offset = 0
+        if offset == 0:
+            queries.append([])
+            batch = 0
+        lo = offset + low_t - gap // 2
+        hi = offset + high_t + gap // 2
+        queries[-1].append(ShiftedPlan(plan, offset, batch, lo, hi))
+        batch += len(plan.feed.batches) + 1
+        high = offset + high_t
+    return queries
+
+
+def shifted_batches(plans: Sequence[ShiftedPlan]) -> list[list[tuple[Any, ...]]]:
+    """The query's micro-batches: each scenario's (times shifted), then an empty one."""
+    out: list[list[tuple[Any, ...]]] = []
+    for shifted in plans:
+        for rows in shifted.plan.feed.batches:
+            moved = []
+            for row in rows:
+                body = json.loads(str(row[5]))
+                if body["t"] is not None:
+                    body["t"] += shifted.offset_ms
+                moved.append((*row[:5], to_json_text(body)))
+            out.append(moved)
+        out.append([])
+    return out
+
+
+# --- the job's output --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutputShape:
+    """How to read emissions out of a job's result (columns prepared by :func:`shaped`)."""
+
+    group_by: tuple[str, ...]
+    row_names: tuple[str, ...]
+    shifted_row: frozenset[str]
+    """Row columns holding (shifted) times: timestamps, ``window_start()``/``window_end()``."""
+    packed: bool
+    """The result has the exact operator's output columns (``stock.stock_window``)."""
+
+
+def _find(columns: Sequence[str], path: str) -> str | None:
+    if path in columns:
+        return path
+    last = path.split(".")[-1]
+    return last if last in columns else None
+
+
+def _missing(job_name: str, what: str, columns: Sequence[str], fix: str) -> InvalidSpec:
+    return InvalidSpec("--job", job_name, f"the job's result has no {what} (columns: "
+                       f"{', '.join(columns)})", fix)
+
+
+def shaped(result: Any, query: Query, job_name: str) -> tuple[DataFrame, OutputShape]:
+    """The job's result reduced to plain columns (``_wt_start``, ``_wt_end`` epoch ms, then
+    group and row columns), and how to read them. Raises InvalidSpec naming the job for
+    a result that is not a streaming DataFrame or lacks a contract column."""
+    if not isinstance(result, DataFrame) or not result.isStreaming:
+        got = type(result).__name__ if not isinstance(result, DataFrame) else "a batch DataFrame"
+        raise InvalidSpec("--job", job_name, f"must return a streaming DataFrame (got {got})",
+                          "return the window aggregation over the events DataFrame it is given")
+    columns = list(result.columns)
+    types = dict(result.dtypes)
+    functions = {a.name: a.function for a in query.aggregate or ()}
+    if all(c in columns for c in OUTPUT_COLUMNS):
+        times = frozenset(n for n, f in functions.items() if f in ("window_start", "window_end"))
+        return (
+            result.select(F.col("start_ms").alias("_wt_start"), F.col("end_ms").alias("_wt_end"),
+                          "group", "row"),
+            OutputShape(query.group_by, (), times, True),
+        )
+
+    def millis(name: str) -> Column:
+        column = F.col(name)
+        return F.unix_millis(column) if types.get(name, "").startswith("timestamp") else (
+            column.cast("long"))
+
+    if "window" in columns or "session_window" in columns:
+        struct = "window" if "window" in columns else "session_window"
+        bounds = [F.unix_millis(F.col(f"{struct}.start")), F.unix_millis(F.col(f"{struct}.end"))]
+    elif "window_start" in columns and "window_end" in columns:
+        bounds = [millis("window_start"), millis("window_end")]
+    else:
+        raise _missing(job_name, "window column", columns,
+                       "return Spark's window (or session_window) struct, or window_start and "
+                       "window_end columns")
+    keys = []
+    for path in query.group_by:
+        found = _find(columns, path)
+        if found is None:
+            raise _missing(job_name, f"group_by column {path!r}", columns,
+                           f"group by and select the column {path!r}")
+        keys.append(found)
+    names = [*query.aggregate_by, *(a.name for a in query.aggregate or ())]
+    row = []
+    for name in names:
+        found = _find(columns, name)
+        if found is None:
+            raise _missing(job_name, f"aggregate column {name!r}", columns,
+                           f"name the aggregate column {name!r} as the spec does")
+        row.append(found)
+    is_time = {n for n, c in zip(names, row, strict=True)
+               if types.get(c, "").startswith("timestamp")}
+    times = frozenset(is_time | {n for n in names if functions.get(n) in ("window_start",
+                                                                       "window_end")})
+    selected = [bounds[0].alias("_wt_start"), bounds[1].alias("_wt_end")]
+    selected += [F.col(f"`{c}`").alias(f"_wt_g{i}") for i, c in enumerate(keys)]
+    selected += [
+        (F.unix_millis(F.col(f"`{c}`")) if n in is_time else F.col(f"`{c}`")).alias(f"_wt_r{i}")
+        for i, (n, c) in enumerate(zip(names, row, strict=True))
+    ]
+    return result.select(*selected), OutputShape(query.group_by, tuple(names), times, False)
+
+
+def _plain(value: Any) -> Any:
+    """A collected value as the oracle's JSON would hold it (Decimals as numbers)."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def emission_of(record: Mapping[str, Any], shape: OutputShape, offset_ms: int,
+                position: tuple[int | None, int]) -> Emission:
+    """One collected row as an Emission of the unshifted scenario, at ``position``
+    (``(after_seq, wall_ms)`` of its micro-batch)."""
+    if shape.packed:
+        group = json.loads(record["group"])
+        row: dict[str, Any] = json.loads(record["row"])
+    else:
+        keys = [_plain(record[f"_wt_g{i}"]) for i in range(len(shape.group_by))]
+        group = None if not keys else keys[0] if len(keys) == 1 else keys
+        row = {n: _plain(record[f"_wt_r{i}"]) for i, n in enumerate(shape.row_names)}
+    for name in shape.shifted_row:
+        if isinstance(row.get(name), int):
+            row[name] -= offset_ms
+    after_seq, wall_ms = position
+    return Emission(
+        window=WindowRef(record["_wt_start"] - offset_ms, record["_wt_end"] - offset_ms),
+        group=group, row=row, reason="close", after_seq=after_seq, wall_ms=wall_ms,
+    )
+
+
+# --- running -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JobRun:
+    """A scenario's emissions from a job, each with the index of its micro-batch in the
+    scenario's plan (``len(plan.feed.batches)``: the final no-data micro-batch)."""
+
+    emissions: tuple[Emission, ...]
+    micro_batches: tuple[int, ...]
+    plan: StockPlan
+
+
+def check_job_spec(query: Query) -> None:
+    """Raise InvalidSpec for a spec no job can be held to: ``on: now()`` or no aggregate."""
+    if query.window.on == NOW:
+        raise InvalidSpec("window.on", NOW, "a Spark job's events need an event-time field",
+                          "name the event-time field in window.on")
+    if not isinstance(query.window, FixedWindows | SessionWindows):
+        raise InvalidSpec("window.kind", query.window.kind, "a Spark job's windows are "
+                          "window() or session_window()", "use kind fixed or session")
+    if not query.aggregate:
+        raise InvalidSpec("aggregate", None, "a Spark window job aggregates",
+                          "add an aggregate, e.g. aggregate: {n: count()}")
+
+
+def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
+                 job_name: str = "job", batched: bool = True) -> list[JobRun]:
+    """Hold ``job`` to every scenario, many per query (``batched``) or one query each;
+    one JobRun per scenario, in order. Scenarios share a query when they share the
+    spec, time unit and event columns. Raises InvalidSpec for a spec or stream Spark
+    cannot take or a job breaking the contract (before or when its query starts)."""
+    plans = []
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, scenario in enumerate(scenarios):
+        check_job_spec(scenario.query)
+        plan = plan_stock(scenario)
+        payloads = [e.payload for e in events_of(plan.items)]
+        schema = event_schema(scenario.query, payloads)
+        plans.append(plan)
+        key = (scenario.query, scenario.time_unit_ms, schema.json())
+        groups.setdefault(key, []).append(index)
+    runs: dict[int, JobRun] = {
+        i: JobRun((), (), plan) for i, plan in enumerate(plans) if not plan.feed.batches
+    }  # no micro-batch: a solo run has no query to run
+    for (query, _, schema_json), every in groups.items():
+        members = [i for i in every if i not in runs]
+        if not members:
+            continue
+        schema = T.StructType.fromJson(json.loads(schema_json))
+        if batched:
+            placed = shifted_plans([plans[i] for i in members], query)
+        else:
+            placed = [[ShiftedPlan(plans[i], 0, 0, -MAX_TIMESTAMP_MS, MAX_TIMESTAMP_MS)]
+                      for i in members]
+        at = 0
+        for shared in placed:
+            got = _run_query(spark, job, query, schema, shared, job_name)
+            for offset, run in enumerate(got):
+                runs[members[at + offset]] = run
+            at += len(shared)
+    return [runs[i] for i in range(len(scenarios))]
+
+
+def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
+               plans: Sequence[ShiftedPlan], job_name: str) -> list[JobRun]:
+    events = events_frame(spark, shifted_batches(plans), schema, query.window.on)
+    try:
+        result = job(events)
+    except InvalidSpec:
+        raise
+    except Exception as exc:  # the user's code: one line naming it
+        raise InvalidSpec("--job", job_name, f"raised {type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''}",
+                          "fix the job function") from None
+    out, shape = shaped(result, query, job_name)
+    collected = _collect(out, job_name)
+    found: list[list[tuple[int, Emission]]] = [[] for _ in plans]
+    for batch_id, record in collected:
+        for index, shifted in enumerate(plans):
+            if not shifted.first_batch <= batch_id <= shifted.last_batch:
+                continue
+            start, end = record["_wt_start"], record["_wt_end"]
+            if not (shifted.low_ms <= start and shifted.offset_ms < end <= shifted.high_ms):
+                continue  # another scenario's window, or one a solo run finds late
+            local = batch_id - shifted.first_batch
+            position = shifted.plan.positions[local]
+            found[index].append((local, emission_of(record, shape, shifted.offset_ms, position)))
+    runs = []
+    for shifted, pairs in zip(plans, found, strict=True):
+        pairs.sort(key=lambda p: (p[0], p[1].window.end_ms or 0, p[1].window.start_ms or 0,
+                                  to_json_text(p[1].group), to_json_text(dict(p[1].row))))
+        runs.append(JobRun(tuple(e for _, e in pairs), tuple(b for b, _ in pairs),
+                           shifted.plan))
+    return runs
+
+
+def _collect(out: DataFrame, job_name: str) -> list[tuple[int, dict[str, Any]]]:
+    """Run to the end in append mode; rows with their micro-batch id. Spark's refusal
+    (e.g. an aggregation without a watermark in append mode) is an InvalidSpec."""
+    collected: list[tuple[int, dict[str, Any]]] = []
+
+    def keep(batch: DataFrame, batch_id: int) -> None:
+        collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
+
+    with tempfile.TemporaryDirectory(prefix="windtunnel-job-") as checkpoint:
+        try:
+            query = (
+                out.writeStream.outputMode("append").foreachBatch(keep)
+                .option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+            )
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InvalidSpec("--job", job_name, f"Spark rejects the job: {first}",
+                              "write a window aggregation with withWatermark, as append "
+                              "mode requires") from None
+        try:
+            query.awaitTermination()
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InvalidSpec("--job", job_name, f"the job's query failed: {first}",
+                              "fix the job function") from None
+        finally:
+            query.stop()
+    return collected
+
