@@ -192,8 +192,13 @@ def summary(result: CheckResult) -> str:
     """The last line: scenarios checked, time, rate as ``<R> scenarios/min``, divergences."""
     found = 1 if result.failure is not None else 0
     return (f"checked {result.checked} scenarios against {result.target} (profile "
-            f"{result.profile}) in {result.seconds:.1f} s ({result.rate_per_min:.0f} "
+            f"{result.profile}) in {result.seconds:.1f} s ({_rate(result.rate_per_min)} "
             f"scenarios/min): {found} divergence{'s' if found != 1 else ''}")
+
+
+def _rate(per_min: float) -> str:
+    """A rate with two significant digits or more (0.19, 4.2, 35, 1743)."""
+    return f"{per_min:.0f}" if per_min >= 10 else f"{per_min:.2g}"
 
 
 def input_lines(items: Sequence[Item]) -> list[str]:

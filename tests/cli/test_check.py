@@ -19,7 +19,7 @@ input:
   - {ts: 1000, user: alice, bytes: 5}
   - {ts: 4000, user: bob, bytes: 3}
 """
-RATE = re.compile(r"checked (\d+) scenarios .* \((\d+) scenarios/min\)")
+RATE = re.compile(r"checked (\d+) scenarios .* \(([\d.]+) scenarios/min\)")
 
 
 def spec_file(tmp_path: Path, text: str = SPEC) -> str:
