@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import socket
 import sys
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,7 +185,9 @@ def spark_session(
 ) -> Any:
     """A SparkSession: ``remote`` (``sc://host:port``) for Spark Connect, else ``master``
     (default ``local[2]``; ``spark://host:port`` for a standalone cluster). The package's
-    modules are shipped for cluster and Connect sessions. Raises EngineUnavailable when
+    modules are shipped for cluster and Connect sessions; ``app_name``, ``conf`` and
+    ``shuffle_partitions`` apply to local and cluster sessions (Connect sessions have the
+    server's). Raises EngineUnavailable when
     the session cannot start: no Java for a JVM (``java.ensure_java``), nothing listening at
     ``remote`` or ``master`` (``check_reachable``), or Spark's own failure."""
     _python_env()
@@ -194,9 +198,7 @@ def spark_session(
 
     try:
         if remote:
-            spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
-            ship_package(spark)
-            return spark
+            return _connect_session(remote)
         builder = SparkSession.builder.master(master or "local[2]").appName(app_name)
         settings = dict(BASE_CONF)
         settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
@@ -207,6 +209,8 @@ def spark_session(
             builder = builder.config(key, value)
         with _jvm_stderr_to_log():
             spark = builder.getOrCreate()
+    except EngineUnavailable:
+        raise
     except Exception as exc:  # Java or network failures arrive as many exception types
         where = remote or master or "local[2]"
         log = spark_log_path()
@@ -249,6 +253,51 @@ def package_zip(directory: str | None = None) -> Path:
         for name, path in package_files().items():
             archive.write(path, name)
     return out
+
+
+CONNECT_START_RETRY = {"max_retries": 4, "max_backoff": 2000}
+"""The Connect client's retries while a session starts (about 3 s of back-off): an address that
+accepts TCP but does not answer as a Connect server fails then, not after the default
+policy's 10 minutes. The session keeps Spark's default policy afterwards."""
+
+_GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
+
+
+def _first_line(exc: BaseException) -> str:
+    """A gRPC error's ``details``, else the first line of the message."""
+    text = str(exc).strip()
+    found = _GRPC_DETAILS.search(text)
+    if found:
+        return found.group(1)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _connect_session(remote: str) -> Any:
+    """A Spark Connect session whose first call (shipping the package) retries for
+    CONNECT_START_RETRY only; EngineUnavailable (one line) when the server does not answer."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    spark = SparkSession.builder.remote(remote).getOrCreate()  # no call to the server yet
+    client = spark.client
+    usual = client.get_retry_policies()
+    client.set_retry_policies([DefaultPolicy(**CONNECT_START_RETRY)])
+    try:
+        with warnings.catch_warnings():  # the client warns once its retries run out
+            warnings.simplefilter("ignore", UserWarning)
+            ship_package(spark)
+    except Exception as exc:
+        client.set_retry_policies([DefaultPolicy(max_retries=0)])  # stop: one attempt
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            spark.stop()
+        raise EngineUnavailable(
+            f"cannot reach Spark Connect at {remote}: {_first_line(exc)}; "
+            "start the server or fix --remote"
+        ) from exc
+    finally:
+        client.set_retry_policies(usual)
+    return spark
 
 
 def ship_package(spark: Any) -> None:

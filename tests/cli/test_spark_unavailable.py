@@ -7,7 +7,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,6 +72,43 @@ def test_nothing_listening_fails_within_30_s_with_one_line(
     assert ran.returncode == 2
     assert ran.stderr.splitlines() == ["windtunnel: " + message.format(address=address)]
     assert ran.stdout == ""
+    assert elapsed < 30
+
+
+@pytest.fixture
+def not_a_connect_server() -> Iterator[int]:
+    """A loopback port that accepts TCP connections and closes them at once."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        server.settimeout(0.2)
+        done = threading.Event()
+
+        def serve() -> None:
+            while not done.is_set():
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    continue
+                connection.close()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        yield int(server.getsockname()[1])
+        done.set()
+        thread.join(timeout=5)
+
+
+def test_a_port_that_is_not_spark_connect_fails_within_30_s(
+    tmp_path: Path, not_a_connect_server: int
+) -> None:
+    """TCP connects, the Connect client's calls fail: its start-up retries are bounded."""
+    address = f"sc://127.0.0.1:{not_a_connect_server}"
+    ran, elapsed = windtunnel(tmp_path, "--remote", address)
+    assert ran.returncode == 2
+    [line] = ran.stderr.splitlines()
+    assert line.startswith(f"windtunnel: cannot reach Spark Connect at {address}: ")
+    assert line.endswith("; start the server or fix --remote")
     assert elapsed < 30
 
 
