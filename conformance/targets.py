@@ -244,6 +244,19 @@ register_target(
 )
 
 
+
+def _tenzir_target(spark: Any) -> Target:
+    module = importlib.import_module("windtunnel.conformance.tenzir_target")
+    return module.tenzir_target()  # type: ignore[no-any-return]
+
+
+register_target(
+    "tenzir",
+    _tenzir_target,
+    "the real Tenzir engine's window operator (the [tenzir] extra runs TQL pipelines)",
+)
+
+
 def load_function(spec: str, option: str = "--job") -> Callable[..., Any]:
     """Import ``module:function`` (dotted attribute paths allowed after the colon).
 

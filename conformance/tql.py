@@ -1,0 +1,272 @@
+"""Scenarios as one TQL pipeline for Tenzir's ``window`` operator, and its input.
+
+Many scenarios with one query share a pipeline: every event carries its scenario's
+number (``__sid``), its seq (``__seq``), the index of its ``group_by`` value in that
+scenario (``__gk``) and its event time (``__t``), and an outer ``group`` keyed by
+``{s: __sid, g: __gk}`` gives each scenario and key its own event-time clock -- the
+page: "Each key advances its own event-time clock".
+
+``__t`` is the scenario's ``on`` value as the oracle reads it (a number in the
+scenario's time unit, or an ISO-8601 string), written as an ISO-8601 string with
+milliseconds, which Tenzir's ``read_ndjson`` reads as a timestamp; a null stays null
+and a value that is not a time (a boolean, a list, an unparsable string) stays as it
+is, so Tenzir drops the event like the page says ("Events for which `on` evaluates to
+null, or to a value that is not a timestamp, are dropped with a warning").
+
+The window body is ``summarize`` over the query's aggregates plus
+``__seqs=collect(__seq)``: the events each window received, in delivery order. For a
+pass-through query the body keeps the events (``__w = $window``). Tenzir reports
+late drops only as a count, so which events were dropped is read from these member
+lists (:mod:`windtunnel.conformance.tenzir_target`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.fields import getter, hashable
+from windtunnel.oracle.model.spec import (
+    NOW,
+    CountWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    TrailingWindows,
+)
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.scenario import Scenario
+
+_FUNCTIONS = {
+    "count": "count",
+    "sum": "sum",
+    "min": "min",
+    "max": "max",
+    "avg": "mean",
+    "distinct": "distinct",
+    "count_distinct": "count_distinct",
+    "collect": "collect",
+    "first": "first",
+    "last": "last",
+}
+"""windtunnel's aggregate functions and TQL's (``window_start``/``window_end`` are the
+window's bounds, filled in from ``$window``)."""
+
+BOUNDS = ("window_start", "window_end")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_ms(ms: int) -> str:
+    """Epoch milliseconds as an ISO-8601 UTC string with milliseconds."""
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def ms_of_iso(text: str) -> int:
+    """Tenzir's ISO-8601 output (``1970-01-01T00:00:05.5Z``) as epoch milliseconds."""
+    value = timestamp_ms(text)
+    assert value is not None
+    return value
+
+
+def duration_tql(ms: int) -> str:
+    """A duration literal in milliseconds (``1500ms``)."""
+    return f"{ms}ms"
+
+
+def window_options(query: Query) -> str:
+    """The ``window`` operator's options for ``query``'s window spec.
+
+    Raises InvalidSpec for what Tenzir's ``window`` cannot express: processing-time
+    windows (their output depends on the wall clock of the run), gapped count windows.
+    """
+    spec = query.window
+    on = getattr(spec, "on", None)
+    if on == NOW and not isinstance(spec, CountWindows):
+        raise InvalidSpec(
+            "window.on",
+            on,
+            "the tenzir target runs event-time windows only (on: now() depends on the run's "
+            "wall clock)",
+            "give an event-time field, or check processing time with the oracle",
+        )
+    parts: list[str] = []
+    if isinstance(spec, FixedWindows):
+        parts.append(f"size={duration_tql(spec.size_ms)}")
+        if spec.every_ms is not None:
+            parts.append(f"every={duration_tql(spec.every_ms)}")
+        parts.append("on=__t")
+        parts.append(f"tolerance={duration_tql(spec.tolerance_ms)}")
+        if spec.idle_timeout_ms is not None:
+            parts.append(f"idle_timeout={duration_tql(spec.idle_timeout_ms)}")
+    elif isinstance(spec, SessionWindows):
+        parts.append(f"gap={duration_tql(spec.gap_ms)}")
+        if spec.max_duration_ms is not None and spec.max_events is not None:
+            raise InvalidSpec(
+                "window.max_events",
+                spec.max_events,
+                "Tenzir caps a session by a duration or an event count, not both (size=)",
+                "give max_duration or max_events",
+            )
+        if spec.max_duration_ms is not None:
+            parts.append(f"size={duration_tql(spec.max_duration_ms)}")
+        if spec.max_events is not None:
+            parts.append(f"size={spec.max_events}")
+        parts.append("on=__t")
+        parts.append(f"tolerance={duration_tql(spec.tolerance_ms)}")
+        if spec.idle_timeout_ms is not None:
+            parts.append(f"idle_timeout={duration_tql(spec.idle_timeout_ms)}")
+    elif isinstance(spec, CountWindows):
+        if spec.hop > spec.count:
+            raise InvalidSpec(
+                "window.every", spec.every, "Tenzir rejects every greater than size",
+                "lower every to at most count",
+            )
+        parts.append(f"size={spec.count}")
+        if spec.every is not None:
+            parts.append(f"every={spec.every}")
+    elif isinstance(spec, TrailingWindows):
+        parts.append(f"size={duration_tql(spec.size_ms)}")
+        parts.append("trailing=true")
+        if spec.every_ms is not None:
+            parts.append(f"every={duration_tql(spec.every_ms)}")
+        parts.append("on=__t")
+    else:
+        raise InvalidSpec(
+            "window.kind", spec.kind, "the tenzir target has no translation for this kind",
+            "use fixed, session, count or trailing",
+        )
+    return ", ".join(parts)
+
+
+def body(query: Query) -> str:
+    """The window's subpipeline: ``summarize`` with the members, or pass-through."""
+    if query.aggregate is None:
+        return "__w = $window"
+    columns = [_quoted(name) for name in query.aggregate_by]
+    for aggregation in query.aggregate:
+        if aggregation.function in BOUNDS:
+            continue
+        function = _FUNCTIONS.get(aggregation.function)
+        if function is None:
+            raise InvalidSpec(
+                f"aggregate.{aggregation.name}", aggregation.function,
+                "has no TQL counterpart", f"use one of {', '.join(_FUNCTIONS)}",
+            )
+        argument = "" if aggregation.field is None else _path(aggregation.field)
+        columns.append(f"{_quoted(aggregation.name)}={function}({argument})")
+    columns.append("__seqs=collect(__seq)")
+    return f"summarize {', '.join(columns)}\n    __w = $window"
+
+
+def pipeline(query: Query) -> str:
+    """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``."""
+    return (
+        "from_stdin { read_ndjson }\n"
+        "group {s: __sid, g: __gk} {\n"
+        f"  window {window_options(query)} {{\n"
+        f"    {body(query)}\n"
+        "    __g = $group\n"
+        "  }\n"
+        "}\n"
+        "write_ndjson\n"
+    )
+
+
+def _quoted(name: str) -> str:
+    return name if name.isidentifier() else json.dumps(name)
+
+
+def _path(path: str) -> str:
+    return ".".join(_quoted(part) for part in path.split("."))
+
+
+# --- input -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+    """What the target needs about one event: its time (None when unusable), why it is
+    unusable (``null_time`` / ``not_a_time``), its group index and payload."""
+
+    seq: int
+    t_ms: int | None
+    unusable: str | None
+    group_index: int
+    payload: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One scenario as input lines plus what reading the output needs."""
+
+    lines: tuple[str, ...]
+    events: tuple[EventInfo, ...]
+    groups: tuple[Any, ...]
+    grouped: bool
+
+
+def group_value(query: Query, payload: Any) -> Any:
+    """The contract's group of an event: None, one value, or a list for several fields."""
+    if not query.group_by:
+        return None
+    values = [getter(path)(payload) for path in query.group_by]
+    return values[0] if len(values) == 1 else values
+
+
+def events_in_order(items: Sequence[Item]) -> list[Event]:
+    """The scenario's events in stream order (batches flattened; advances skipped)."""
+    out: list[Event] = []
+    for item in items:
+        if isinstance(item, Event):
+            out.append(item)
+        elif isinstance(item, Batch):
+            out.extend(item.events)
+        elif isinstance(item, End):
+            break
+        elif isinstance(item, Advance):
+            continue
+    return out
+
+
+def prepare(scenario: Scenario, sid: int) -> Prepared:
+    """The NDJSON lines of ``scenario`` as scenario ``sid``."""
+    query = scenario.query
+    on = getattr(query.window, "on", NOW)
+    read_on = getter(on) if on != NOW else None
+    groups: list[Any] = []
+    index_of: dict[Any, int] = {}
+    infos: list[EventInfo] = []
+    lines: list[str] = []
+    for event in events_in_order(scenario.items):
+        group = group_value(query, event.payload)
+        key = hashable(group)
+        if key not in index_of:
+            index_of[key] = len(groups)
+            groups.append(group)
+        record: dict[str, Any] = dict(event.payload)
+        t_ms: int | None = None
+        unusable: str | None = None
+        if read_on is not None:
+            raw = read_on(event.payload)
+            try:
+                t_ms = timestamp_ms(raw, scenario.time_unit_ms)
+            except NotATime:
+                unusable = "not_a_time"
+                record["__t"] = raw
+            else:
+                if t_ms is None:
+                    unusable = "null_time"
+                    record["__t"] = None
+                else:
+                    record["__t"] = iso_ms(t_ms)
+        record.update(__sid=sid, __seq=event.seq, __gk=index_of[key])
+        lines.append(json.dumps(record, default=str))
+        infos.append(EventInfo(event.seq, t_ms, unusable, index_of[key], event.payload))
+    return Prepared(tuple(lines), tuple(infos), tuple(groups), bool(query.group_by))
