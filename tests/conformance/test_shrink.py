@@ -58,6 +58,7 @@ def test_stock_spark_stand_in_shrinks_to_at_most_three_events() -> None:
         result = check(SPEC, target, examples=100, seed=seed)
         assert result.failure is not None
         assert events(result.failure.scenario) <= 3
+        assert result.failure.shrink_seconds < 60  # generous: milliseconds in practice
 
 
 def test_late_data_bug_shrinks_small() -> None:
