@@ -10,6 +10,7 @@ from windtunnel.cli.check import check_command
 from windtunnel.cli.compare import compare_command
 from windtunnel.cli.explain import explain_command
 from windtunnel.cli.generate import generate_command
+from windtunnel.cli.plot import plot_command
 from windtunnel.cli.profiles import profiles_command
 from windtunnel.cli.replay import replay_command
 from windtunnel.cli.run import run_command
@@ -36,6 +37,7 @@ cli.add_command(compare_command)
 cli.add_command(generate_command)
 cli.add_command(run_command)
 cli.add_command(check_command)
+cli.add_command(plot_command)
 
 
 def main() -> None:
