@@ -77,7 +77,7 @@ def _xlimits(timeline: Timeline) -> tuple[float, float]:
     lo, hi = (min(xs), max(xs)) if xs else (0, 1)
     pad = max(1.0, (hi - lo) * 0.06)
     labelled = any(p.bars for p in timeline.panels)
-    return lo - pad, hi + pad + (max(1.0, (hi - lo) * 0.45) if labelled else 0)
+    return lo - pad, hi + pad + (max(1.0, (hi - lo) * 0.6) if labelled else 0)
 
 
 def _draw_panel(ax: Any, panel: Panel, timeline: Timeline, *, first: bool) -> None:
@@ -101,7 +101,7 @@ def _draw_panel(ax: Any, panel: Panel, timeline: Timeline, *, first: bool) -> No
             ax.plot([bar.end_ms], [bar.y], marker="D", markersize=5, linestyle="none",
                     color=reason_colour(bar.reason), gid=bar.gid.replace("-window-", "-emit-", 1),
                     zorder=4)
-        ax.text(bar.end_ms + (hi - lo) * 0.008, bar.y,
+        ax.text(bar.end_ms + (hi - lo) * 0.018, bar.y,
                 f"{bar.label} ({bar.reason})" if bar.reason else bar.label,
                 fontsize=5.5, va="center", clip_on=True, color="#333333", zorder=5)
     for group, points in panel.clocks:
@@ -174,7 +174,7 @@ def _legend(plt: Any) -> list[Any]:
     from matplotlib.patches import Patch
 
     return [
-        Line2D([], [], marker="o", linestyle="none", color="#1f77b4", label="delivered event"),
+        Line2D([], [], marker="o", linestyle="none", color="#1f77b4", label="delivered event (colour = group)"),
         Line2D([], [], marker="X", linestyle="none", color=DROP_COLOUR,
                label="dropped event (reason)"),
         Patch(facecolor="#1f77b4", alpha=0.45, label="window [start, end) in its emission row"),
