@@ -164,12 +164,16 @@ class _Window:
     seqs: list[int]
 
 
-def _windows(records: Sequence[dict[str, Any]], passthrough: bool) -> list[_Window]:
-    """Records grouped into windows: a window is a (key, ``$window``) pair."""
+def _windows(
+    records: Sequence[dict[str, Any]], passthrough: bool, one_row_each: bool
+) -> list[_Window]:
+    """Records grouped into windows: a window is a (key, ``$window``) pair; with
+    ``one_row_each`` (a ``summarize`` without ``aggregate_by``) every record is a window
+    of its own (sessions of one key can share a start: events at one time past a cap)."""
     found: dict[str, _Window] = {}
-    for record in records:
+    for number, record in enumerate(records):
         raw = record["__w"]
-        ident = json.dumps([record["__g"]["g"], raw], sort_keys=True)
+        ident = json.dumps([record["__g"]["g"], raw, number if one_row_each else 0], sort_keys=True)
         window = found.get(ident)
         if window is None:
             window = found[ident] = _Window(int(record["__g"]["g"]), raw, [], [])
@@ -193,7 +197,7 @@ def outputs_of(query: Query, prepared: Prepared, records: Sequence[dict[str, Any
             clock[info.group_index] = max(clock.get(info.group_index, info.t_ms), info.t_ms)
     out: list[Output] = []
     received: set[int] = set()
-    windows = _windows(records, passthrough)
+    windows = _windows(records, passthrough, not passthrough and not query.aggregate_by)
     latest: dict[int, int] = {}
     for window in windows:
         if "start" in window.raw and window.raw["start"] is not None:
@@ -201,9 +205,12 @@ def outputs_of(query: Query, prepared: Prepared, records: Sequence[dict[str, Any
             latest[window.group_index] = max(latest.get(window.group_index, start), start)
     for window in windows:
         received.update(window.seqs)
-        later = "start" in window.raw and latest[window.group_index] > ms_of_iso(window.raw["start"])
+        later = "start" in window.raw and (
+            latest[window.group_index] > ms_of_iso(window.raw["start"])
+            or _followed(window, windows)
+        )
         ref, reason, partial = _judged(
-            spec, window, events, clock.get(window.group_index), later
+            spec, window, events, clock.get(window.group_index), later, passthrough
         )
         group = prepared.groups[window.group_index]
         if passthrough:
@@ -215,6 +222,19 @@ def outputs_of(query: Query, prepared: Prepared, records: Sequence[dict[str, Any
             out.append(Emission(ref, group, _row(query, record, ref), reason, None, 0, partial))
     out.extend(_drops(spec, prepared, received))
     return out
+
+
+def _followed(window: _Window, windows: Sequence[_Window]) -> bool:
+    """Whether another window of the same key and start holds later events (sessions cut by
+    a cap at one timestamp: the earlier ones were closed by the cap, not by the input's end)."""
+    if not window.seqs:
+        return False
+    last = max(window.seqs)
+    return any(
+        other is not window and other.group_index == window.group_index
+        and other.raw == window.raw and other.seqs and min(other.seqs) > last
+        for other in windows
+    )
 
 
 def _row(query: Query, record: dict[str, Any], ref: WindowRef) -> dict[str, Any]:
@@ -235,6 +255,7 @@ def _judged(
     events: dict[int, EventInfo],
     clock_ms: int | None,
     later: bool,
+    passthrough: bool,
 ) -> tuple[WindowRef, str, bool]:
     """The window's bounds, and why it closed (see the module docstring); ``later``: a
     session of the same key started after this one (so event time closed this one)."""
@@ -242,10 +263,10 @@ def _judged(
     times = [t for t in (events[s].t_ms for s in window.seqs) if t is not None]
     if isinstance(spec, CountWindows):
         ref = WindowRef(start_offset=int(raw["begin"]), end_offset=int(raw["finish"]))
-        full = len(set(window.seqs)) >= min(spec.count, int(raw["finish"]) - int(raw["begin"]))
-        if window.raw.get("begin") is not None and len(window.seqs) and not full:
-            return ref, "end_of_input", True
-        return ref, "event" if not window.rows or "__seqs" not in window.rows[0] else "count", False
+        if passthrough:
+            return ref, "event", False
+        full = len(window.seqs) >= spec.count
+        return ref, "count" if full else "end_of_input", not full
     if isinstance(spec, TrailingWindows):
         return WindowRef(ms_of_iso(raw["start"]), ms_of_iso(raw["end"])), "close", False
     if isinstance(spec, SessionWindows):
@@ -259,39 +280,42 @@ def _judged(
         return ref, "close" if closed else "end_of_input", not closed
     assert isinstance(spec, FixedWindows)
     ref = WindowRef(ms_of_iso(raw["start"]), ms_of_iso(raw["end"]))
-    if "__seqs" not in window.rows[0]:
+    if passthrough:
         return ref, "event", False
     assert ref.end_ms is not None
     closed = clock_ms is not None and clock_ms >= ref.end_ms + spec.tolerance_ms
     return ref, "close" if closed else "end_of_input", not closed
 
 
-def _drops(
-    spec: Any,
-    prepared: Prepared,
-    received: set[int],
-) -> list[Drop]:
-    """Events no window received: unusable times, else late (see the module docstring)."""
+def _drops(spec: Any, prepared: Prepared, received: set[int]) -> list[Drop]:
+    """Events no window received: unusable times, else ``late`` -- or, for trailing
+    windows, ``no_window`` when the event was not behind its key's clock (it arrived in
+    order but no fired window covered it). See the module docstring."""
     drops = []
+    clock: dict[int, int] = {}
     for info in prepared.events:
+        group = prepared.groups[info.group_index] if prepared.grouped else None
+        before = clock.get(info.group_index)
+        if info.t_ms is not None:
+            clock[info.group_index] = info.t_ms if before is None else max(before, info.t_ms)
         if info.seq in received:
             continue
         if info.unusable is not None:
-            group = prepared.groups[info.group_index] if prepared.grouped else None
             drops.append(Drop(info.seq, info.unusable, (), "dropped by tenzir", group))
             continue
         assert info.t_ms is not None
+        reason = "late"
         windows: tuple[WindowRef, ...] = ()
-        group = None
         if isinstance(spec, FixedWindows):
             every = spec.every_ms or spec.size_ms
             last = info.t_ms - info.t_ms % every
             starts = range(last, info.t_ms - spec.size_ms, -every)
             windows = tuple(WindowRef(s, s + spec.size_ms) for s in sorted(starts))
-            group = prepared.groups[info.group_index]
         elif isinstance(spec, SessionWindows):
             windows = (WindowRef(info.t_ms, info.t_ms),)
-        drops.append(Drop(info.seq, "late", windows, "dropped by tenzir (late)", group))
+        elif isinstance(spec, TrailingWindows) and (before is None or info.t_ms >= before):
+            reason = "no_window"
+        drops.append(Drop(info.seq, reason, windows, f"dropped by tenzir ({reason})", group))
     return drops
 
 

@@ -7,10 +7,11 @@ scenario (``__gk``) and its event time (``__t``), and an outer ``group`` keyed b
 page: "Each key advances its own event-time clock".
 
 ``__t`` is the scenario's ``on`` value as the oracle reads it (a number in the
-scenario's time unit, or an ISO-8601 string), written as an ISO-8601 string with
-milliseconds, which Tenzir's ``read_ndjson`` reads as a timestamp; a null stays null
-and a value that is not a time (a boolean, a list, an unparsable string) stays as it
-is, so Tenzir drops the event like the page says ("Events for which `on` evaluates to
+scenario's time unit, or an ISO-8601 string): given as integer epoch milliseconds
+(``__tms``), turned into a timestamp by ``from_epoch(__tms * 1ms)`` (an ISO string
+with a fraction would be parsed through a double and lose a nanosecond); a null stays
+null and a value that is not a time (a boolean, a list, an unparsable string) stays as
+it is, so Tenzir drops the event like the page says ("Events for which `on` evaluates to
 null, or to a value that is not a timestamp, are dropped with a warning").
 
 The window body is ``summarize`` over the query's aggregates plus
@@ -169,6 +170,7 @@ def pipeline(query: Query) -> str:
     """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``."""
     return (
         "from_stdin { read_ndjson }\n"
+        "__t = from_epoch(__tms * 1ms) if __tms != null else __t\n"
         "group {s: __sid, g: __gk} {\n"
         f"  window {window_options(query)} {{\n"
         f"    {body(query)}\n"
@@ -259,13 +261,11 @@ def prepare(scenario: Scenario, sid: int) -> Prepared:
                 t_ms = timestamp_ms(raw, scenario.time_unit_ms)
             except NotATime:
                 unusable = "not_a_time"
-                record["__t"] = raw
+                record.update(__tms=None, __t=raw)
             else:
                 if t_ms is None:
                     unusable = "null_time"
-                    record["__t"] = None
-                else:
-                    record["__t"] = iso_ms(t_ms)
+                record.update(__tms=t_ms, __t=None)
         record.update(__sid=sid, __seq=event.seq, __gk=index_of[key])
         lines.append(json.dumps(record, default=str))
         infos.append(EventInfo(event.seq, t_ms, unusable, index_of[key], event.payload))

@@ -21,8 +21,8 @@ from windtunnel.oracle.windows import count_fast, fixed_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator
-from windtunnel.oracle.windows.session import SessionOperator
-from windtunnel.oracle.windows.trailing import TrailingOperator
+from windtunnel.oracle.windows.session_reorder import session_operator
+from windtunnel.oracle.windows.trailing_ordered import trailing_operator
 
 if TYPE_CHECKING:
     from windtunnel.oracle.scenario import Scenario
@@ -100,9 +100,9 @@ def register_operator(
 
 
 register_operator(FixedWindows)(FixedOperator)
-register_operator(SessionWindows)(SessionOperator)
+register_operator(SessionWindows)(session_operator)
 register_operator(CountWindows)(CountOperator)
-register_operator(TrailingWindows)(TrailingOperator)
+register_operator(TrailingWindows)(trailing_operator)
 
 
 def operator_factory(spec_type: type, profile: str) -> OperatorFactory | None:

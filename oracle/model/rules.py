@@ -36,10 +36,12 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "closed_session": ("late", "new_session"),
     "session_ends": ("events", "gap"),
     "trailing_ends": ("closed", "left_open"),
-    "trailing_cadence": ("since_last", "grid"),
+    "trailing_cadence": ("from_first", "since_last", "grid"),
+    "trailing_late": ("clock", "none"),
     "idle_timer_elapsed": ("reaches", "passes"),
     "update_delay": ("immediate", "delayed"),
     "session_cap": ("reaches", "passes"),
+    "session_order": ("reorder", "merge"),
     # issue 4 (kdb, timeplus, ekuiper profiles)
     "passthrough_close": ("end", "lateness"),
     "timeout_closes": ("latest", "all"),
@@ -92,11 +94,20 @@ RULE_DOCS: Final[dict[str, str]] = {
     "session_cap": "a session's max_duration d: events join while its span stays < d and it is "
     "final when the clock reaches first + d + tolerance (reaches), or join while the span is <= d "
     "and final when the clock passes that point (passes)",
+    "session_order": "sessions sit behind a per-key reorder buffer, one open session per key, late "
+    "before clock - tolerance or the last released event (reorder, Tenzir 6.20), or out-of-order "
+    "events join, extend and merge open sessions (merge; session_late, closed_session, "
+    "session_close_at and session_cap then apply)",
     "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
     "(immediate) or once the event-time clock is d past the largest time seen when the window "
     "changed (delayed)",
-    "trailing_cadence": "with every, an event triggers when it is at least every after its group's "
-    "previous trigger (since_last) or in a later epoch-aligned every bucket than it (grid)",
+    "trailing_cadence": "with every, the group's first event starts the cadence without firing and "
+    "an event fires when it is at least every after the cadence start (from_first, Tenzir 6.20); "
+    "the first event fires and the next at least every after the previous trigger (since_last); or "
+    "an event in a later epoch-aligned every bucket than the previous trigger (grid)",
+    "trailing_late": "trailing windows take events in time order per key, an event behind its "
+    "key's clock is late (clock, Tenzir 6.20), or every event in any order is in its own window "
+    "(none)",
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
     "(end), or still at end + lateness (lateness)",
     "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
@@ -147,10 +158,12 @@ class Rules:
     closed_session: str = "late"
     session_ends: str = "events"
     trailing_ends: str = "closed"
-    trailing_cadence: str = "since_last"
+    trailing_cadence: str = "from_first"
+    trailing_late: str = "clock"
     idle_timer_elapsed: str = "reaches"
     update_delay: str = "immediate"
     session_cap: str = "reaches"
+    session_order: str = "reorder"
     passthrough_close: str = "end"
     timeout_closes: str = "latest"
     where_placement: str = "after"

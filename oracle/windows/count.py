@@ -3,9 +3,9 @@
 Each group numbers its events 0, 1, 2, ... in stream order (its offsets). Window
 ``[s, s + count)`` (offsets, half-open) with ``s`` a multiple of ``every`` collects the
 events at those offsets and is emitted (reason ``count``) when its last offset
-arrives. At end of input the partial windows are flushed with the offsets they cover
-(rule ``end_of_input``). With ``every > count`` (rule ``every_greater_than_size:
-accept``) the events between windows are dropped with reason ``no_window``. Count
+arrives. At end of input the partial windows are flushed (rule ``end_of_input``) and
+report their nominal range ``[s, s + count)``, as Tenzir 6.20 does. With ``every >
+count`` (rule ``every_greater_than_size: accept``) the events between windows are dropped with reason ``no_window``. Count
 windows never read event time, so they drop nothing for it.
 """
 
@@ -121,8 +121,9 @@ class CountOperator(Operator):
             if key is None:
                 continue
             for start in sorted(key.windows):
+                # Tenzir 6.20 reports a partial window by its nominal range (docs/semantics.md C1)
                 self._emit(
-                    group, start, key.next_offset, key.windows[start], "end_of_input", ctx, out,
-                    partial=True,
+                    group, start, start + self.count, key.windows[start], "end_of_input", ctx,
+                    out, partial=True,
                 )
             key.windows.clear()

@@ -6,7 +6,8 @@ default profile. It produces exactly the reference's outputs in the same order
 :func:`windtunnel.oracle.engine.stream_outputs` picks it automatically. It skips the driver's
 per-event dispatch, and a count-only aggregate keeps no window state at all: the window
 ``[s, s + count)`` (offsets, half-open) emitted at its last offset holds ``count`` events,
-and one flushed at the end of input holds ``next_offset - s``.
+and one flushed at the end of input holds ``next_offset - s`` (reported by its nominal
+range ``[s, s + count)``, docs/semantics.md C1).
 """
 
 from __future__ import annotations
@@ -79,10 +80,10 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                 first = max(0, following - count + 1)
                 first += -first % hop
                 for start in range(first, following, hop):
-                    yield from emit(key, start, following, [following - start], "end_of_input", True)
+                    yield from emit(key, start, start + count, [following - start], "end_of_input", True)
             else:
                 for start in sorted(key.windows):
-                    yield from emit(key, start, following, key.windows[start], "end_of_input", True)
+                    yield from emit(key, start, start + count, key.windows[start], "end_of_input", True)
                 key.windows.clear()
 
     for item in checked(items, start_wall_ms):

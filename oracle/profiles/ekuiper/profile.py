@@ -62,6 +62,8 @@ EKUIPER = register(
             session_tick_cut="after_first_record",
             sliding_delay_end="closed",
             where_emptied="nothing",
+            trailing_late="none",
+            trailing_cadence="since_last",
         ),
         sources={
             "close_at": f'{EKUIPER_SOURCE}: "A window fires when the watermark reaches its end."',

@@ -39,6 +39,7 @@ TIMEPLUS = register(
             empty_windows="skip",
             end_of_input="discard",
             session_gap="exclusive",
+            session_order="merge",
             session_close_at="reaches",
             session_ends="gap",
             every_greater_than_size="reject",

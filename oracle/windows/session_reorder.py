@@ -1,0 +1,225 @@
+"""Session windows as Tenzir 6.20 runs them (rule ``session_order: reorder``, the default).
+
+Per key, events pass a reorder buffer before they reach a session (docs/semantics.md S8):
+
+- the clock is the largest event time seen; the watermark is ``clock - tolerance``;
+- an event is late (dropped) when its time is before the watermark, or before the time
+  of the last event already released to a session;
+- after each event, buffered events with time ``<= watermark`` are released in time
+  order (ties in stream order) and admitted to the one open session of the key: an
+  event more than ``gap`` after the session's last event (rule ``session_gap``:
+  exactly ``gap`` joins) or more than ``max_duration`` after its first closes it and
+  opens a new one; an event exactly ``max_duration`` after the first, or the one that
+  brings it to ``max_events``, joins and closes it;
+- then the open session closes when the watermark is past ``last + gap``.
+
+So sessions never merge and never reach backwards: one session is open per key, and
+its events are aggregated in time order. ``idle_timeout`` releases the whole buffer
+and closes the session; end of input does the same (rule ``end_of_input``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
+from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.fixed import unsupported_rules
+from windtunnel.oracle.windows.session import SessionOperator
+from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view
+
+
+class OpenSession:
+    """The open session of a key: first and last admitted event times, its events."""
+
+    __slots__ = ("events", "first_ms", "last_ms")
+
+    def __init__(self, t_ms: int) -> None:
+        self.first_ms = t_ms
+        self.last_ms = t_ms
+        self.events: list[tuple[int, Mapping[str, Any]]] = []
+
+
+class ReorderKey:
+    """Per-key state: clock, reorder buffer ``(t, seq, payload)``, the last released
+    time, the open session and the wall time of the last accepted event."""
+
+    __slots__ = ("buffer", "clock_ms", "last_released_ms", "last_wall_ms", "session")
+
+    def __init__(self) -> None:
+        self.clock_ms: int | None = None
+        self.buffer: list[tuple[int, int, Mapping[str, Any]]] = []
+        self.last_released_ms: int | None = None
+        self.session: OpenSession | None = None
+        self.last_wall_ms = 0
+
+
+class ReorderSessionOperator(Operator):
+    """Session windows behind a per-key reorder buffer (module docstring)."""
+
+    def __init__(self, query: Query, ctx: Context) -> None:
+        spec = query.window
+        assert isinstance(spec, SessionWindows)
+        rules = ctx.rules
+        fix = "or set session_order: merge"
+        for name, bad in (
+            ("session_late", ("merged",)),
+            ("closed_session", ("new_session",)),
+            ("clock_scope", ("stream",)),
+            ("clock_moves", ("batch", "batch_inclusive")),
+            ("late_test", ("record",)),
+            ("empty_windows", ("emit",)),
+        ):
+            unsupported_rules(rules, f"session (session_order: reorder; {fix})", **{name: bad})
+        self.spec = spec
+        self.rules = rules
+        self.inclusive = rules.session_gap == "inclusive"
+        self.aggregator = (
+            None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
+        )
+
+    def _key(self, group: Group) -> ReorderKey:
+        if group.state is None:
+            group.state = ReorderKey()
+        return group.state  # type: ignore[no-any-return]
+
+    def on_event(
+        self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
+    ) -> None:
+        key = self._key(group)
+        tolerance = self.spec.tolerance_ms
+        watermark = None if key.clock_ms is None else key.clock_ms - tolerance
+        if watermark is not None and t_ms < watermark:
+            why = f"the watermark (clock - tolerance) is {watermark}"
+            out.append(self._late(event.seq, t_ms, group.value, why))
+            return
+        if key.last_released_ms is not None and t_ms < key.last_released_ms:
+            out.append(
+                self._late(
+                    event.seq, t_ms, group.value,
+                    f"an event at {key.last_released_ms} already left the reorder buffer",
+                )
+            )
+            return
+        key.clock_ms = t_ms if key.clock_ms is None else max(key.clock_ms, t_ms)
+        heapq.heappush(key.buffer, (t_ms, event.seq, event.payload))
+        key.last_wall_ms = ctx.wall_ms
+        cutoff = key.clock_ms - tolerance
+        self._release(group, key, cutoff, ctx, out)
+        session = key.session
+        if session is not None and self._beyond_gap(cutoff, session):
+            self._close(group, key, "close", ctx, out)
+
+    def _late(self, seq: int, t_ms: int, group: Any, why: str) -> Drop:
+        return Drop(
+            seq, "late", (WindowRef(t_ms, t_ms),),
+            f"event time {t_ms} is late for sessions: {why}; raise tolerance to keep it",
+            group,
+        )
+
+    def _beyond_gap(self, t_ms: int, session: OpenSession) -> bool:
+        """Rule session_gap: is ``t_ms`` too far after the session's last event to join?"""
+        limit = session.last_ms + self.spec.gap_ms
+        return t_ms > limit if self.inclusive else t_ms >= limit
+
+    def _release(
+        self, group: Group, key: ReorderKey, cutoff: int | None, ctx: Context, out: list[Output]
+    ) -> None:
+        """Admit buffered events up to ``cutoff`` (all when None), in time order."""
+        while key.buffer and (cutoff is None or key.buffer[0][0] <= cutoff):
+            t_ms, seq, payload = heapq.heappop(key.buffer)
+            key.last_released_ms = t_ms
+            self._admit(group, key, t_ms, seq, payload, ctx, out)
+
+    def _admit(
+        self,
+        group: Group,
+        key: ReorderKey,
+        t_ms: int,
+        seq: int,
+        payload: Mapping[str, Any],
+        ctx: Context,
+        out: list[Output],
+    ) -> None:
+        spec = self.spec
+        session = key.session
+        if session is not None and (
+            self._beyond_gap(t_ms, session)
+            or (spec.max_duration_ms is not None and t_ms > session.first_ms + spec.max_duration_ms)
+        ):
+            self._close(group, key, "close", ctx, out)
+            session = None
+        if session is None:
+            session = key.session = OpenSession(t_ms)
+        session.events.append((seq, payload))
+        session.last_ms = t_ms
+        if (spec.max_events is not None and len(session.events) >= spec.max_events) or (
+            spec.max_duration_ms is not None and t_ms >= session.first_ms + spec.max_duration_ms
+        ):
+            self._close(group, key, "close", ctx, out)
+
+    def _close(
+        self, group: Group, key: ReorderKey, reason: str, ctx: Context, out: list[Output]
+    ) -> None:
+        session = key.session
+        if session is None:
+            return
+        key.session = None
+        window = WindowRef(session.first_ms, session.last_ms)
+        partial = reason != "close"
+        if ctx.trace is not None:
+            deliver_all(ctx.trace, (seq for seq, _ in session.events), group.value, window)
+            ctx.trace.closed(group.value, window, reason)
+        if self.aggregator is None:
+            rows: Sequence[Mapping[str, Any]] = [payload for _, payload in session.events]
+        else:
+            state = self.aggregator.new()
+            for _, payload in session.events:
+                self.aggregator.add(state, payload)
+            rows = self.aggregator.rows(state, window.start_ms, window.end_ms)
+        for row in rows:
+            out.append(Emission(window, group.value, dict(row), reason, ctx.after_seq, ctx.wall_ms, partial))
+
+    def _flush(self, group: Group, reason: str, ctx: Context, out: list[Output]) -> None:
+        """Release the whole buffer and close the open session (idle or end of input)."""
+        key = self._key(group)
+        self._release(group, key, None, ctx, out)
+        self._close(group, key, reason, ctx, out)
+
+    def on_wall(self, ctx: Context, out: list[Output]) -> None:
+        idle_ms = self.spec.idle_timeout_ms
+        if idle_ms is None:
+            return
+        for group in ctx.groups.values():
+            key = group.state
+            if key is None or (key.session is None and not key.buffer):
+                continue
+            if key.last_wall_ms + idle_ms <= ctx.wall_ms:
+                self._flush(group, "idle_timeout", ctx, out)
+
+    def on_end(self, ctx: Context, out: list[Output]) -> None:
+        groups = [g for g in ctx.groups.values() if g.state is not None]
+        if self.rules.end_of_input == "discard":
+            return
+        for group in groups:
+            self._flush(group, "end_of_input", ctx, out)
+
+    def clock_view(self, ctx: Context) -> ClockView:
+        keys = [g for g in ctx.groups.values() if g.state is not None]
+        return keyed_view(((g.value, g.state.clock_ms) for g in keys), self.spec.tolerance_ms)
+
+
+def session_operator(query: Query, ctx: Context) -> Operator:
+    """The session operator rule ``session_order`` names: ``reorder`` (Tenzir 6.20) or
+    ``merge`` (:class:`SessionOperator`: merging sessions, Flink's and Spark's model).
+    Processing-time sessions (``on: now()``) never see disorder: both models agree, the
+    merging operator runs them."""
+    spec = query.window
+    if ctx.rules.session_order == "reorder" and getattr(spec, "on", None) != NOW:
+        return ReorderSessionOperator(query, ctx)
+    return SessionOperator(query, ctx)
