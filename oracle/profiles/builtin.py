@@ -69,10 +69,14 @@ TENZIR = Profile(
         f"not stated; the article prints [first, last], {ARTICLE})",
         "trailing_ends": f'{TENZIR_TESTS}: "one window per event covering the inclusive '
         'interval [t - size, t]"',
-        "trailing_cadence": f'{TENZIR_TESTS}: "optionally on an every cadence" (not described '
-        "further; chosen: every after the previous trigger)",
+        "trailing_cadence": f'{TENZIR_TESTS}: "optionally on an every cadence"; Tenzir 6.20.0, '
+        "measured (docs/semantics.md T3): the first event starts the cadence without firing",
         "session_cap": f'{TENZIR_TESTS}: "an optional cap given as a duration" (its comparison '
         "is not described; chosen: [first, first + d) like a fixed window, S5)",
+        "session_order": "Tenzir 6.20.0, measured (docs/semantics.md S8): gap 10s, size=2s, "
+        "events 0, 3000, 4000 give the sessions [0, 0] and [3000, 4000]",
+        "trailing_late": "Tenzir 6.20.0, measured (docs/semantics.md T3): size=10s, "
+        "trailing=true, events 12241, 8934 drop 8934 as late",
         **_other_engines("Tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
