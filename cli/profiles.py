@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import click
 
 from windtunnel.cli.errors import friendly
-from windtunnel.cli.format import render
+from windtunnel.cli.output.table import (
+    PLAIN_WIDTH,
+    Table,
+    csv_text,
+    echo_table,
+    is_terminal,
+    plain,
+)
 from windtunnel.oracle.model.rules import RULE_DOCS, RULE_VALUES
 from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
 
@@ -26,25 +34,58 @@ def profile_json(profile: Profile) -> dict[str, object]:
     }
 
 
-def profile_text(profile: Profile, verbose: bool) -> str:
+def profile_heading(profile: Profile) -> str:
+    """The profile's name and summary, its window kinds and unsupported options (each
+    wrapped to :data:`PLAIN_WIDTH` columns)."""
     lines = [f"{profile.name}: {profile.summary}"]
     if profile.kinds:
         lines.append(f"  kinds: {', '.join(profile.kinds)}")
     for option, why in profile.unsupported.items():
         lines.append(f"  unsupported: {option} ({why})")
-    rows = [("rule", "value", "source")]
-    for name, value in profile.rules.as_dict().items():
-        rows.append((name, value, profile.source(name) if verbose else ""))
-    table = render(rows)
-    lines += ["  " + line for line in table.rstrip("\n").split("\n")]
-    return "\n".join(lines) + "\n"
+    wrapped = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        wrapped += textwrap.wrap(line, PLAIN_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+    return "\n".join(wrapped) + "\n"
+
+
+def rules_table(profile: Profile, verbose: bool) -> Table:
+    """Every rule's value and (``verbose``) its source; the source wraps."""
+    rows = tuple(
+        (name, value, profile.source(name) if verbose else "")
+        for name, value in profile.rules.as_dict().items()
+    )
+    return Table(("rule", "value", "source"), rows, wrap=(2,))
+
+
+def profile_text(profile: Profile, verbose: bool) -> str:
+    """The heading, then the rules as a plain table indented by two spaces."""
+    table = plain(rules_table(profile, verbose), width=PLAIN_WIDTH - 2)
+    return profile_heading(profile) + "".join(f"  {line}".rstrip() + "\n" for line in table.splitlines())
+
+
+def profiles_csv(profiles: list[Profile]) -> str:
+    """One row per profile and rule: profile, rule, value, source."""
+    rows = tuple(
+        (p.name, name, value, p.source(name))
+        for p in profiles
+        for name, value in p.rules.as_dict().items()
+    )
+    return csv_text(Table(("profile", "rule", "value", "source"), rows))
 
 
 @click.command("profiles")
 @click.argument("names", nargs=-1)
 @click.option("--sources/--no-sources", default=True, show_default=True, help="Show each rule's source.")
 @click.option("--rules", "explain_rules", is_flag=True, help="Also explain every rule and its values.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="table: rich on a terminal, plain when piped; csv: profile, rule, value, source.",
+)
 @friendly
 def profiles_command(names: tuple[str, ...], sources: bool, explain_rules: bool, fmt: str) -> None:
     """List the profiles (or only NAMES) with every rule's value and where it comes from.
@@ -61,7 +102,17 @@ def profiles_command(names: tuple[str, ...], sources: bool, explain_rules: bool,
             }
         click.echo(json.dumps(data, indent=2))
         return
-    click.echo("\n".join(profile_text(p, sources) for p in chosen), nl=False)
+    if fmt == "csv":
+        click.echo(profiles_csv(chosen), nl=False)
+        return
+    for index, profile in enumerate(chosen):
+        if index:
+            click.echo()
+        if is_terminal():
+            click.echo(profile_heading(profile), nl=False)
+            echo_table(rules_table(profile, sources))
+        else:
+            click.echo(profile_text(profile, sources), nl=False)
     if explain_rules:
         click.echo("\nrules (override any of them in a scenario's rules: block):")
         for name, values in RULE_VALUES.items():

@@ -7,7 +7,9 @@ import sys
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
-from windtunnel.cli.format import jsonl, table
+from windtunnel.cli.output.outputs import jsonl, outputs_json, outputs_table, summary_line
+from windtunnel.cli.output.table import echo_table, is_terminal
+from windtunnel.cli.output.times import TimeStyle, closed_end, times_option
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.expect import check
 from windtunnel.oracle.model.extras import requires_extra
@@ -33,19 +35,40 @@ from windtunnel.oracle.scenario import load_scenario
 @click.option("--master", default=None, help="Spark master, e.g. spark://127.0.0.1:7077.")
 @click.option("--remote", default=None, help="Spark Connect server, e.g. sc://localhost:15002.")
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "jsonl", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table: rich on a terminal, plain when piped; jsonl: the contract's JSON lines.",
+)
+@times_option
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Spark: progress lines on stderr while it starts and per micro-batch "
+    "(default: when stderr is a terminal).",
 )
 @friendly
 def replay_command(
-    file: str, engine: str, fmt: str, micro_batch: int, master: str | None, remote: str | None
+    file: str,
+    engine: str,
+    fmt: str,
+    times: str,
+    progress: bool | None,
+    micro_batch: int,
+    master: str | None,
+    remote: str | None,
 ) -> None:
-    """Replay a scenario FILE (YAML or JSON) and print every emission and drop.
+    """Replay a scenario FILE (YAML or JSON) and print every emission and drop; a table
+    ends with a summary line (emissions and drops by reason), JSON holds it as "summary".
 
     Exits 1 when the scenario's expect block does not hold (or, with --engine both,
     when Spark and the oracle diverge), 2 on invalid input. On Spark, profile tenzir
     runs the exact operator and profile spark the stock mapping (emissions only).
     """
     scenario = load_scenario(file)
+    style = TimeStyle(times, scenario.time_unit_ms, closed_end(scenario.query.window, scenario.rules))
     divergence: list[str] = []
     if engine == "oracle":
         result = replay(scenario)
@@ -53,11 +76,23 @@ def replay_command(
         with requires_extra("spark", f"--engine {engine}"):
             from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
 
-        run = replay_scenario(scenario, micro_batch=micro_batch, master=master, remote=remote)
+        if progress is None:
+            progress = is_terminal(sys.stderr)
+        say = (lambda line: click.echo(line, err=True)) if progress else None
+        run = replay_scenario(
+            scenario, micro_batch=micro_batch, master=master, remote=remote, progress=say
+        )
         result = run.result
         if engine == "both":
             divergence = compare_with_oracle(scenario, run)
-    click.echo(jsonl(result) if fmt == "jsonl" else table(result.outputs), nl=False)
+    if fmt == "jsonl":
+        click.echo(jsonl(result), nl=False)
+    elif fmt == "json":
+        click.echo(outputs_json(scenario.name, result.outputs), nl=False)
+    else:
+        echo_table(outputs_table(result.outputs, style), fmt)
+        if fmt == "table":
+            click.echo(summary_line(result.outputs))
     if engine == "both":
         if divergence:
             click.echo(f"spark and the oracle diverge for scenario {scenario.name!r}:", err=True)

@@ -35,6 +35,8 @@ Key = tuple[str, str, str]
 """("emit", window json, group json) or ("drop", seq, "")."""
 Cell = tuple[str, ...]
 """What a profile did for a key: sorted descriptions; () = nothing."""
+NOT_RUN: Cell = ("n/a",)
+"""The cell of a profile that could not run the scenario (never counted as a difference)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,8 @@ class Line:
 
     @property
     def differs(self) -> bool:
-        return len({c for c in self.cells.values()}) > 1
+        """Whether the profiles that ran disagree (profiles not run are not compared)."""
+        return len({c for c in self.cells.values() if c != NOT_RUN}) > 1
 
     def to_json(self) -> dict[str, Any]:
         kind, first, second = self.key
@@ -87,7 +90,18 @@ class Comparison:
 
     @property
     def differences(self) -> list[Line]:
+        """The lines where the profiles that ran disagree."""
         return [line for line in self.lines if line.differs]
+
+    @property
+    def ran(self) -> list[str]:
+        """The profiles that ran, in order."""
+        return [r.profile for r in self.runs if r.error is None]
+
+    @property
+    def not_run(self) -> list[ProfileRun]:
+        """The profiles that could not run the scenario (each with its error)."""
+        return [r for r in self.runs if r.error is not None]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +111,7 @@ class Comparison:
             ],
             "lines": [line.to_json() for line in self.lines],
             "differences": len(self.differences),
+            "not_run": [r.profile for r in self.not_run],
         }
 
 
@@ -174,7 +189,7 @@ def compare(data: Mapping[str, Any], profiles: Sequence[str], *, timing: bool = 
 
     lines = []
     for key in keys:
-        cells = {r.profile: (("n/a",) if r.error else _cell(r.cells, key)) for r in runs}
+        cells = {r.profile: (NOT_RUN if r.error else _cell(r.cells, key)) for r in runs}
         causes: dict[str, tuple[str, ...]] = {}
         kinds: dict[str, str] = {}
         for run in runs[1:]:

@@ -204,7 +204,13 @@ class FastStep:
     ) -> list[pd.DataFrame]:
         out: list[pd.DataFrame] = []
         if events.drops:
-            out.append(drop_frame(sorted(events.drops.values(), key=lambda d: d.seq)))
+            rows = sorted(events.drops, key=lambda row: events.drops[row].seq)
+            out.append(
+                drop_frame(
+                    [events.drops[row] for row in rows],
+                    [state.groups[int(events.code[row])] for row in rows],
+                )
+            )
         usable = np.flatnonzero(events.usable)
         if not len(usable):
             return out
@@ -239,6 +245,7 @@ class FastStep:
             out.append(
                 late_frame(
                     seqs[usable[late]], t[late], starts[late], valid[late], prev[late],
+                    np.asarray(state.groups, dtype=object)[code[late]],
                     size_ms=size, offset_ms=self.offset_ms,
                 )
             )

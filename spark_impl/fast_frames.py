@@ -275,11 +275,13 @@ def late_frame(
     starts: np.ndarray,
     valid: np.ndarray,
     clocks: np.ndarray,
+    groups: np.ndarray,
     *,
     size_ms: int,
     offset_ms: int,
 ) -> pd.DataFrame:
-    """Late drops: the texts of oracle.fixed.late_drop, built column-wise."""
+    """Late drops: the texts of oracle.fixed.late_drop, built column-wise (``groups``: each
+    event's group as JSON text)."""
     size, offset = size_ms, offset_ms
     single = valid.sum(axis=1) == 1
     first = np.where(valid, starts, np.iinfo(np.int64).max).min(axis=1)
@@ -313,6 +315,7 @@ def late_frame(
     frame["type"] = np.full(n, "drop", dtype=object)
     frame["start_ms"] = pd.array(first, dtype="Int64")
     frame["end_ms"] = pd.array(first + size, dtype="Int64")
+    frame["group"] = np.asarray(groups, dtype=object)
     frame["reason"] = np.full(n, "late", dtype=object)
     frame["seq"] = pd.array(seqs, dtype="Int64")
     frame["windows"] = np.array(windows, dtype=object)
@@ -340,8 +343,9 @@ def empty_frame() -> pd.DataFrame:
     return pd.DataFrame(_empty_columns(0), columns=list(OUTPUT_COLUMNS))
 
 
-def drop_frame(drops: Sequence[Any]) -> pd.DataFrame:
-    """Drops as output rows: step of their event, emit index 0 (an event's only output)."""
+def drop_frame(drops: Sequence[Any], groups: Sequence[str]) -> pd.DataFrame:
+    """Drops as output rows: step of their event, emit index 0 (an event's only output);
+    ``groups``: each drop's group as JSON text."""
     n = len(drops)
     frame = _empty_columns(n)
     seqs = np.array([d.seq for d in drops], dtype=np.int64)
@@ -349,6 +353,7 @@ def drop_frame(drops: Sequence[Any]) -> pd.DataFrame:
     frame["type"] = np.full(n, "drop", dtype=object)
     frame["start_ms"] = pd.array([w.start_ms if w else None for w in firsts], dtype="Int64")
     frame["end_ms"] = pd.array([w.end_ms if w else None for w in firsts], dtype="Int64")
+    frame["group"] = np.array(list(groups), dtype=object)
     frame["reason"] = np.array([d.reason for d in drops], dtype=object)
     frame["seq"] = pd.array(seqs, dtype="Int64")
     frame["windows"] = np.array(

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import tempfile
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from windtunnel.oracle.engine import operator_for
@@ -20,6 +21,7 @@ from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Driver
 from windtunnel.spark_impl.feed import Feed, feed
 from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rules
+from windtunnel.spark_impl.progress import ProgressWatch
 from windtunnel.spark_impl.runs import SparkRun, comparable_line, divergences
 from windtunnel.spark_impl.schema import output_of, print_order
 from windtunnel.spark_impl.scripted import scripted_stream
@@ -103,23 +105,43 @@ def replay_scenario(
     remote: str | None = None,
     buckets: int = 4,
     clock: str = "exact",
+    progress: Callable[[str], None] | None = None,
 ) -> SparkRun:
     """Start (or reuse) a session and replay ``scenario`` on it (see :func:`replay_on_spark`).
 
     A scenario of profile ``spark`` runs the stock mapping instead
     (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
+    ``progress`` receives lines while Spark starts and one per micro-batch
+    (:class:`windtunnel.spark_impl.progress.ProgressWatch`).
     """
     stock = scenario.profile.name == "spark"
     if stock:
-        from windtunnel.spark_impl.stock import check_stock, replay_stock
+        from windtunnel.spark_impl.stock import check_stock
 
         check_stock(scenario.query, scenario.rules)  # input errors before Spark starts
     for _ in without_watermarks(scenario.items, "Spark"):  # likewise
         pass
+    if progress is not None:
+        progress(f"starting Spark ({remote or master or 'local[2]'})...")
+    began = time.perf_counter()
     spark = spark_session(master, remote)
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
+    if progress is None:
+        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+    progress(f"Spark started in {time.perf_counter() - began:.1f} s")
+    cut = feed(scenario.items, (), buckets=1, micro_batch=micro_batch,
+               start_wall_ms=scenario.start_wall_ms, clock=clock)
+    with ProgressWatch(spark, progress, [end - first for first, end in cut.seq_ranges]):
+        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+
+
+def _run(
+    scenario: Scenario, spark: Any, stock: bool, micro_batch: int, buckets: int, clock: str
+) -> SparkRun:
     if stock:
+        from windtunnel.spark_impl.stock import replay_stock
+
         return replay_stock(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock

@@ -114,6 +114,7 @@ def output_record(output: Output, step: int, group_first_seq: int | None, index:
         record["partial"] = output.partial
     else:
         record["seq"] = output.seq
+        record["group"] = to_json_text(output.group)
         record["windows"] = to_json_text([w.to_json() for w in output.windows])
         record["message"] = output.message
         if output.windows:
@@ -144,6 +145,7 @@ def output_of(record: Mapping[str, Any]) -> Output:
         reason=record["reason"],
         windows=tuple(WindowRef(**w) for w in json.loads(record["windows"])),
         message=record["message"] or "",
+        group=None if record["group"] is None else json.loads(record["group"]),
     )
 
 

@@ -190,6 +190,7 @@ def flat_record(output: Output) -> dict[str, Any]:
             record[f"row.{key}"] = value
     else:
         record["seq"] = output.seq
+        record["group"] = output.group
         record["message"] = output.message
         if output.windows:
             record.update(output.windows[0].to_json())

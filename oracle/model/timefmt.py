@@ -23,12 +23,21 @@ def time_text(ms: int | None, unit_ms: int = 1) -> str:
     if ms is None:
         return "none"
     if abs(ms) >= EPOCH_SCALE_MS:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-        text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-        if ms % 1000:
-            text += f".{ms % 1000:03d}"
-        return text + "Z"
+        return iso_text(ms)
     return duration_text(ms, unit_ms)
+
+
+def iso_text(ms: int) -> str:
+    """``ms`` since the epoch as ISO-8601 UTC (``1970-01-01T00:00:30Z``); plain milliseconds
+    beyond the calendar (years 1..9999), which no date can show."""
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return str(ms)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if ms % 1000:
+        text += f".{ms % 1000:03d}"
+    return text + "Z"
 
 
 def duration_text(ms: int, unit_ms: int = 1) -> str:

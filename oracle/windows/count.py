@@ -68,6 +68,7 @@ class CountOperator(Operator):
                     (),
                     f"offset {offset} of its group lies between windows (every {self.hop} > "
                     f"count {self.count})",
+                    group.value,
                 )
             )
             return

@@ -134,6 +134,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                     (),
                     f"offset {offset} of its group lies between windows (every {hop} > "
                     f"count {count})",
+                    key.value,
                 )
                 continue
             if count_only:

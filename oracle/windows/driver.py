@@ -167,11 +167,11 @@ class Driver:
                 try:
                     t_ms = timestamp_ms(raw, ctx.time_unit_ms)
                 except NotATime as exc:
-                    out.append(unusable_time_drop(event.seq, self._time_label, raw, exc))
+                    out.append(unusable_time_drop(event.seq, self._time_label, raw, exc, group.value))
                     self.operator.on_unusable(group, event, ctx, out)
                     return
         if t_ms is None:
-            out.append(unusable_time_drop(event.seq, self._time_label, None, None))
+            out.append(unusable_time_drop(event.seq, self._time_label, None, None, group.value))
             self.operator.on_unusable(group, event, ctx, out)
             return
         self.operator.on_event(group, event, t_ms, ctx, out)
@@ -204,8 +204,11 @@ def watermark_rejected(profile: str, to_ms: int, why: str) -> InvalidStream:
     )
 
 
-def unusable_time_drop(seq: int, on: str, raw: Any, error: NotATime | None) -> Drop:
-    """The drop for an event whose ``on`` value is null (``error`` None) or not a timestamp."""
+def unusable_time_drop(
+    seq: int, on: str, raw: Any, error: NotATime | None, group: Any = None
+) -> Drop:
+    """The drop for an event (of ``group``) whose ``on`` value is null (``error`` None) or
+    not a timestamp."""
     if error is None:
-        return Drop(seq, "null_time", (), f"{on} is null or missing")
-    return Drop(seq, "not_a_time", (), f"{on}={raw!r}: {error}")
+        return Drop(seq, "null_time", (), f"{on} is null or missing", group)
+    return Drop(seq, "not_a_time", (), f"{on}={raw!r}: {error}", group)

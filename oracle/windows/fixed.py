@@ -129,6 +129,7 @@ class FixedOperator(Operator):
                     (),
                     f"event time {t_ms} is in no window: before 0 under alignment: "
                     "epoch_from_zero, or between windows when every > size",
+                    group.value,
                 )
             )
             return
@@ -150,7 +151,7 @@ class FixedOperator(Operator):
             for window in key.windows.values():
                 window.last_wall_ms = ctx.wall_ms
         if delivered == 0:
-            out.append(self._late_drop(event, t_ms, missed, key))
+            out.append(self._late_drop(event, t_ms, missed, key, group.value))
         # rule: the clock is the largest timestamp seen so far
         if not self._per_event:  # rule clock_moves: batch, batch_inclusive
             if clock.seen_ms is None or t_ms > clock.seen_ms:
@@ -247,10 +248,12 @@ class FixedOperator(Operator):
             )
         )
 
-    def _late_drop(self, event: Event, t_ms: int, missed: list[int], key: KeyState) -> Drop:
+    def _late_drop(
+        self, event: Event, t_ms: int, missed: list[int], key: KeyState, group: Any
+    ) -> Drop:
         return late_drop(
             event.seq, t_ms, missed, self.size_ms, self._close_offset, key.clock.now_ms,
-            idle_closed=missed[0] in key.idle_closed,
+            idle_closed=missed[0] in key.idle_closed, group=group,
         )
 
     # --- rule: closing ("once the clock reaches its end plus tolerance")
@@ -361,8 +364,10 @@ def late_drop(
     clock_ms: int | None,
     *,
     idle_closed: bool = False,
+    group: Any = None,
 ) -> Drop:
-    """The ``late`` drop of an event at ``t_ms`` whose target windows (starts ``missed``) closed."""
+    """The ``late`` drop of an event at ``t_ms`` (of ``group``) whose target windows
+    (starts ``missed``) closed."""
     refs = tuple(WindowRef(s, s + size_ms) for s in missed)
     first = missed[0]
     how = (
@@ -375,6 +380,7 @@ def late_drop(
         seq, "late", refs,
         f"event time {t_ms} is late for {span} (first [{first}, {first + size_ms})): "
         f"{how}; the clock is at {clock_ms}",
+        group,
     )
 
 

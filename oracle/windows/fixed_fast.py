@@ -202,10 +202,10 @@ def fast_outputs(
                 try:
                     parsed = timestamp_ms(raw, time_unit_ms)
                 except NotATime as exc:
-                    yield unusable_time_drop(event.seq, on, raw, exc)
+                    yield unusable_time_drop(event.seq, on, raw, exc, key.value)
                     continue
                 if parsed is None:
-                    yield unusable_time_drop(event.seq, on, None, None)
+                    yield unusable_time_drop(event.seq, on, None, None, key.value)
                     continue
                 t = parsed
             clock = key.clock
@@ -213,7 +213,7 @@ def fast_outputs(
             if tumbling_count:  # one target window, a bare count: the hot case, inlined
                 start = t - t % size
                 if clock is not None and start + span <= clock:
-                    yield late_drop(event.seq, t, [start], size, offset, clock)
+                    yield late_drop(event.seq, t, [start], size, offset, clock, group=key.value)
                     continue
                 n = windows.get(start)
                 if n is None:
@@ -237,7 +237,10 @@ def fast_outputs(
                 open_from = clock - span + 1
                 open_from += -open_from % hop
                 if open_from > last:
-                    yield late_drop(event.seq, t, list(range(first, last + 1, hop)), size, offset, clock)
+                    yield late_drop(
+                        event.seq, t, list(range(first, last + 1, hop)), size, offset, clock,
+                        group=key.value,
+                    )
                     continue
             else:
                 open_from = first

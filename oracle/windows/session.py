@@ -150,7 +150,7 @@ class SessionOperator(Operator):
         joined = self._joined(
             [s for s in key.open if self.touches(s.first_ms, s.last_ms, t_ms)], t_ms
         )
-        drop = self._late(key, joined, t_ms, event.seq)
+        drop = self._late(key, joined, t_ms, event.seq, group.value)
         if drop is not None:
             out.append(drop)
         else:
@@ -158,8 +158,10 @@ class SessionOperator(Operator):
         if self.clocks.observe(clock, t_ms):
             self._close(self._due([clock]), "close", ctx, out)
 
-    def _late(self, key: SessionKey, joined: list[Session], t_ms: int, seq: int) -> Drop | None:
-        """The late drop of an event at ``t_ms``, or None when it may be delivered."""
+    def _late(
+        self, key: SessionKey, joined: list[Session], t_ms: int, seq: int, group: Any
+    ) -> Drop | None:
+        """The late drop of an event at ``t_ms`` (of ``group``), or None when it may be delivered."""
         late_ms = key.clock.late_ms
         if late_ms is not None:
             # rule session_late: the event's own session, or the session after merging
@@ -176,6 +178,7 @@ class SessionOperator(Operator):
                     f"event time {t_ms} is late: its session "
                     f"{'after merging ' if self.rules.session_late == 'merged' else ''}"
                     f"would be final once the clock reached {point}; the clock is at {late_ms}",
+                    group,
                 )
         # rules closed_session and idle_closed_window: touching a session already emitted
         for first, last, how in key.done:
@@ -186,6 +189,7 @@ class SessionOperator(Operator):
                     "late",
                     (self.window(first, last),),
                     f"event time {t_ms} would join the session [{first}, {last}], but {what}",
+                    group,
                 )
         return None
 

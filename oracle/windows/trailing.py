@@ -74,7 +74,7 @@ class TrailingOperator(Operator):
         hi = bisect_right(key.events, t_ms, key=_time)
         members = sorted(key.events[lo:hi], key=lambda e: e[1])  # delivery (seq) order
         if key.waiting:
-            self._drop_passed(key, start_ms, out)
+            self._drop_passed(key, start_ms, group.value, out)
         ref = WindowRef(start_ms, t_ms)
         if ctx.trace is not None:
             deliver_all(ctx.trace, (seq for _, seq, _ in members), group.value, ref)
@@ -96,17 +96,23 @@ class TrailingOperator(Operator):
             return t_ms // every_ms > last_trigger_ms // every_ms
         return t_ms >= last_trigger_ms + every_ms
 
-    def _drop_passed(self, key: TrailingKey, start_ms: int, out: list[Output]) -> None:
+    def _drop_passed(
+        self, key: TrailingKey, start_ms: int, group: Any, out: list[Output]
+    ) -> None:
         """Waiting events this trigger covers are delivered; those before it never will be
         (triggers only move forward under ``every``)."""
         for t_ms, seq in key.waiting:
             inside = t_ms >= start_ms if self.closed else t_ms > start_ms
             if not inside:
-                out.append(self._no_window(seq, t_ms, f"the next trigger's window starts at {start_ms}"))
+                out.append(
+                    self._no_window(seq, t_ms, group, f"the next trigger's window starts at {start_ms}")
+                )
         key.waiting.clear()
 
-    def _no_window(self, seq: int, t_ms: int, why: str) -> Drop:
-        return Drop(seq, "no_window", (), f"event time {t_ms} triggered no window and is in none: {why}")
+    def _no_window(self, seq: int, t_ms: int, group: Any, why: str) -> Drop:
+        return Drop(
+            seq, "no_window", (), f"event time {t_ms} triggered no window and is in none: {why}", group
+        )
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         for group in ctx.groups.values():
@@ -114,7 +120,9 @@ class TrailingOperator(Operator):
             if key is None:
                 continue
             for t_ms, seq in key.waiting:
-                out.append(self._no_window(seq, t_ms, "no trigger followed before end of input"))
+                out.append(
+                    self._no_window(seq, t_ms, group.value, "no trigger followed before end of input")
+                )
             key.waiting.clear()
 
 

@@ -19,7 +19,7 @@ def test_compare_table_marks_differences_and_names_the_rule() -> None:
     assert "tenzir" in lines[0] and "spark" in lines[0]
     differing = [line for line in lines if line.startswith("*")]
     assert len(differing) == 1
-    assert "180000..240000" in differing[0] and "spark: end_of_input" in differing[0]
+    assert "[180s,240s)" in differing[0] and "spark: end_of_input" in differing[0]
     assert lines[-1] == "1 difference across tenzir, spark"
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from windtunnel.cli.format import time_text
 from windtunnel.cli.generate import generate_command
+from windtunnel.oracle.model.timefmt import time_text
 
 BAD_FILES = {
     "dup.yaml": b"window: {size: 1s}\ninput: []\nwindow: {size: 2s}\n",

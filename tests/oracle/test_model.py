@@ -89,7 +89,9 @@ def test_result_as_jsonl_and_dataframe() -> None:
     records = [json.loads(line) for line in text.splitlines()]
     assert [r["type"] for r in records] == ["emit", "drop", "drop", "emit"]
     assert list(records[0]) == ["type", "window", "group", "row", "reason", "after_seq", "wall_ms", "partial"]
-    assert list(records[1]) == ["type", "seq", "reason", "windows", "message"]
+    # a grouped drop carries its group after the contract's fields (an extension)
+    assert list(records[1]) == ["type", "seq", "reason", "windows", "message", "group"]
+    assert [records[1]["group"], records[2]["group"]] == ["a", "b"]
     assert tuple(outputs_from_json(records)) == result.outputs
     frame = result.to_pandas()
     assert list(frame["type"]) == ["emit", "drop", "drop", "emit"]

@@ -140,7 +140,7 @@ class EkuiperOperator(Operator):
         payload = event.payload
         if ERROR_FIELD in payload:
             out.append(Drop(event.seq, "error", (), f"error event forwarded to the sink: "
-                                                    f"{payload[ERROR_FIELD]}"))
+                                                    f"{payload[ERROR_FIELD]}", group.value))
             return
         record = (t_ms, group, payload, event.seq)
         stage = self.stage
@@ -149,7 +149,7 @@ class EkuiperOperator(Operator):
             return
         if stage.late(t_ms):  # late before FILTER sees it
             out.append(Drop(event.seq, "late", (), f"event time {t_ms} is behind the "
-                                                   f"watermark {stage.watermark_ms}"))
+                                                   f"watermark {stage.watermark_ms}", group.value))
             return
         stage.hold(record)
         self.watermark_to(stage.target_ms(), ctx, out)
@@ -180,7 +180,7 @@ class EkuiperOperator(Operator):
         for condition in self.before:
             if not condition.holds(record[2]):
                 out.append(Drop(record[3], "filtered", (), f"({condition}) is false before "
-                                                           "windowing"))
+                                                           "windowing", record[1].value))
                 return
         self.accept(record, ctx, out)
 
@@ -237,13 +237,13 @@ class EkuiperOperator(Operator):
             for record in self.stage.held:
                 out.append(Drop(record[3], END_OF_INPUT, (), f"lost at end of input: the "
                                 f"watermark {watermark} never reached time {record[0]} "
-                                "(rule end_of_input: discard)"))
+                                "(rule end_of_input: discard)", record[1].value))
         for record, windows in self.unfinished():
             if ctx.trace is not None:  # held by windows never emitted
                 for window in windows:
                     ctx.trace.delivered(record[3], record[1].value, window)
             out.append(Drop(record[3], END_OF_INPUT, windows, "lost at end of input: no window "
-                            f"holding time {record[0]} was emitted (rule end_of_input: discard)"))
+                            f"holding time {record[0]} was emitted (rule end_of_input: discard)", record[1].value))
 
     def clock_view(self, ctx: Context) -> ClockView | None:
         """The watermark stage's watermark (event time); None in processing time."""
@@ -303,7 +303,8 @@ class GridOperator(EkuiperOperator):
         assert self.origin_ms is not None
         if (record[0] - self.origin_ms) % self.step_ms >= self.size_ms:  # a gap (hop > size)
             out.append(Drop(record[3], "no_window", (), f"time {record[0]} falls between "
-                            f"hopping windows of {self.size_ms} ms every {self.step_ms} ms"))
+                            f"hopping windows of {self.size_ms} ms every {self.step_ms} ms",
+                            record[1].value))
             return
         self.buffer.append(record)
 

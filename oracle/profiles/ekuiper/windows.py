@@ -59,7 +59,7 @@ class SlidingOperator(EkuiperOperator):
         for record in self.buffer:
             if record[0] < oldest and record[3] not in self.covered:  # OVER (WHEN) never held it
                 out.append(Drop(record[3], "no_window", (), "no triggering event's window held "
-                                f"time {record[0]}"))
+                                f"time {record[0]}", record[1].value))
         self.covered.difference_update(r[3] for r in self.buffer if r[0] < oldest)
         self.buffer = [r for r in self.buffer if r[0] >= oldest]
 
@@ -73,7 +73,8 @@ class SlidingOperator(EkuiperOperator):
         for record in self.buffer:  # held by no emitted window nor one still waiting
             if record[3] not in self.covered and not self._waiting(record):
                 out.append(Drop(record[3], "no_window", (), "no triggering event's window held "
-                                f"time {record[0]} before the input ended"))
+                                f"time {record[0]} before the input ended",
+                                record[1].value))
 
     def _waiting(self, record: Record) -> bool:
         """Whether a window still waiting for its delay would hold ``record``."""
@@ -211,7 +212,7 @@ class CountOperator(EkuiperOperator):
             if self.last_trigger <= offset:  # e.g. COUNTWINDOW(5, 2): "the 1st event is ignored"
                 old = self.latest[0]
                 out.append(Drop(old[3], "no_window", (), f"event offset {offset} left the latest "
-                                f"{self.count} before a window was triggered"))
+                                f"{self.count} before a window was triggered", old[1].value))
         del self.latest[: -self.count]
         if self.seen >= self.count and self.seen % self.interval == 0:
             ref = WindowRef(start_offset=self.seen - self.count, end_offset=self.seen)

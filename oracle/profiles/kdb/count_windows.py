@@ -249,7 +249,7 @@ class KdbCountOperator(_BatchedOperator):
         buffer.received += 1
         if offset % self.frequency >= self.size:  # frequency > size: between two windows
             out.append(Drop(event.seq, "no_window", (), f"record offset {offset} falls between "
-                            f"count windows of {self.size} starting every {self.frequency}"))
+                            f"count windows of {self.size} starting every {self.frequency}", group.value))
 
     def _batch(
         self, group: Group, buffer: _Buffer, data: list[Payload], ctx: Context, out: list[Output]

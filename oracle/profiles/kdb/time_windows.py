@@ -226,12 +226,12 @@ class KdbTimeOperator(Operator):
             out.append(Drop(record.seq, "no_window", (), f"event time {t_ms} is before the first "
                             f"window, which starts at the first record's period "
                             f"{frontier.first_start_ms} (rule hopping_first_windows: "
-                            "from_first_hop)"))
+                            "from_first_hop)", group.value))
         elif t_ms < next_start:
             if self.spec.passthrough:
                 buffer.late.append(record)
             else:
-                out.append(self._late_drop(record, next_start))
+                out.append(self._late_drop(record, next_start, group.value))
         else:
             buffer.records.append(record)
             buffer.dirty = True
@@ -353,7 +353,7 @@ class KdbTimeOperator(Operator):
             ctx.wall_ms,
         )
 
-    def _late_drop(self, record: _Record, next_start_ms: int) -> Drop:
+    def _late_drop(self, record: _Record, next_start_ms: int, group: Any) -> Drop:
         first = self.spec.first_start(record.t_ms)
         refs = tuple(
             WindowRef(s, s + self.size_ms)
@@ -365,6 +365,7 @@ class KdbTimeOperator(Operator):
             refs,
             f"event time {record.t_ms} is before the current window start {next_start_ms}: "
             "its windows were already triggered",
+            group,
         )
 
     # --- K8: countTrigger ("the threshold at which the entire buffer will be flushed")

@@ -153,7 +153,7 @@ class TimeplusOperator(Operator):
         where = self.spec.where
         if where is not None and not where.holds(event.payload):  # TP11: WHERE, before windows
             out.append(Drop(event.seq, "filtered", (), f"({where.text}) is false: WHERE "
-                            "filters it before the window (it moves no watermark)"))
+                            "filters it before the window (it moves no watermark)", group.value))
             return
         stream = self._stream(group)
         stream.last_event_wall_ms = ctx.wall_ms
@@ -162,7 +162,7 @@ class TimeplusOperator(Operator):
         targets = self._session_for(stream, group, t_ms) if self.session else self._fixed_for(
             stream, group, t_ms)
         if not targets:
-            out.append(self._late(event.seq, t_ms, stream))
+            out.append(self._late(event.seq, t_ms, stream, group.value))
             return
         trace = ctx.trace
         for window in targets:
@@ -236,7 +236,7 @@ class TimeplusOperator(Operator):
         for _, payload in into.payloads:
             self.aggregator.add(into.state, payload)
 
-    def _late(self, seq: int, t_ms: int, stream: _Stream) -> Drop:
+    def _late(self, seq: int, t_ms: int, stream: _Stream, group: Any) -> Drop:
         if self.session:
             refs: tuple[WindowRef, ...] = (WindowRef(t_ms, t_ms + self.spec.size_ms),)
         else:
@@ -244,7 +244,7 @@ class TimeplusOperator(Operator):
                          for s in self.spec.starts_containing(t_ms))
         return Drop(seq, "late", refs,
                     f"event time {t_ms}: its windows closed when the watermark reached "
-                    f"{stream.closed_until_ms}")
+                    f"{stream.closed_until_ms}", group)
 
     # --- TP3/TP4/TP5: per inserted batch: advance the watermark, emit updates, close windows
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
