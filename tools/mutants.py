@@ -28,9 +28,12 @@ class Mutant:
             raise ValueError(f"mutant {self.id!r}: needs an id, a change and tests")
 
 
-FIXED_REF = ("tests/oracle/test_fixed_rules.py", "tests/oracle/test_metamorphic.py")
-FIXED_FAST = ("tests/oracle/test_fixed_properties.py", "tests/oracle/test_metamorphic.py")
-SESSION = ("tests/oracle/test_session_rules.py", "tests/oracle/test_metamorphic.py")
+FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_rules.py",
+             "tests/oracle/test_metamorphic.py")
+FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
+              "tests/oracle/test_metamorphic.py")
+SESSION = ("tests/oracle/test_session_rules.py", "tests/oracle/test_flink_profile.py",
+           "tests/oracle/test_spark_profile.py", "tests/oracle/test_metamorphic.py")
 COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
          "tests/oracle/test_metamorphic.py")
 TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
@@ -219,18 +222,26 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "trailing-left-open",
-        "oracle/windows/trailing.py",
-        "first = bisect_left if self.closed else bisect_right",
-        "first = bisect_right",
+        "oracle/windows/trailing_ordered.py",
+        "members = [e for e in retained if self.closed or e[0] > start_ms]",
+        "members = [e for e in retained if e[0] > start_ms]",
         "trailing windows leave out an event exactly size before the trigger",
         TRAILING,
     ),
     Mutant(
         "trailing-every-strict",
-        "oracle/windows/trailing.py",
-        "return t_ms >= last_trigger_ms + every_ms",
-        "return t_ms > last_trigger_ms + every_ms",
+        "oracle/windows/trailing_ordered.py",
+        "fires = t_ms >= key.origin_ms + every",
+        "fires = t_ms > key.origin_ms + every",
         "trailing every: an event exactly every after the last trigger does not trigger",
+        TRAILING,
+    ),
+    Mutant(
+        "trailing-tie-late",
+        "oracle/windows/trailing_ordered.py",
+        "if key.clock_ms is not None and t_ms < key.clock_ms:",
+        "if key.clock_ms is not None and t_ms <= key.clock_ms:",
+        "trailing windows drop an event at its key's clock (a duplicate timestamp) as late",
         TRAILING,
     ),
     Mutant(

@@ -4,7 +4,7 @@ Each property replays a generated scenario file (``simulator.strategies.scenario
 every window kind, keys, disorder, null times, batches, idle periods, idle timeouts) and
 a transformed copy of it, and states how the two results relate:
 
-- batch-split invariance: under the default profile the same events, regrouped into
+- batch-split invariance: under the per-event profiles (tenzir, flink) the same events, regrouped into
   other batches (or one per batch), give the very same outputs, ``after_seq`` and
   ``wall_ms`` included (clocks move per event, the wall clock per arrival);
 - relabelling keys: a bijection on the ``group_by`` values maps the outputs' groups (and
@@ -61,6 +61,12 @@ def rich(**options: Any) -> st.SearchStrategy[dict[str, Any]]:
     return scenario_dicts(**chosen)
 
 
+PER_EVENT = st.one_of(
+    rich(), rich(profiles=("flink",), kinds=("fixed", "session"), idle_timeouts=False)
+)
+"""Scenarios of the per-event profiles: tenzir (every kind) and flink (fixed, merging sessions)."""
+
+
 def outputs(data: dict[str, Any]) -> tuple[Output, ...]:
     return replay(parse_scenario(data)).outputs
 
@@ -115,8 +121,8 @@ def regrouped(data: dict[str, Any], cuts: list[int]) -> dict[str, Any]:
 
 
 @SETTINGS
-@given(data=rich(), cuts=st.lists(st.integers(0, 40), max_size=8))
-def test_default_profile_outputs_do_not_depend_on_batching(data: dict[str, Any], cuts: list[int]) -> None:
+@given(data=PER_EVENT, cuts=st.lists(st.integers(0, 40), max_size=8))
+def test_per_event_profiles_do_not_depend_on_batching(data: dict[str, Any], cuts: list[int]) -> None:
     want = outputs(regrouped(data, []))  # one event per batch
     assert outputs(data) == want
     assert outputs(regrouped(data, cuts)) == want
@@ -126,7 +132,7 @@ def test_default_profile_outputs_do_not_depend_on_batching(data: dict[str, Any],
 
 
 @SETTINGS
-@given(data=rich(grouped=True), salt=st.sampled_from(["x", "key-", "Ω"]))
+@given(data=PER_EVENT.filter(lambda d: "group_by" in d), salt=st.sampled_from(["x", "key-", "Ω"]))
 def test_relabelling_keys_relabels_the_outputs_and_nothing_else(data: dict[str, Any], salt: str) -> None:
     def label(value: Any) -> Any:
         return None if value is None else f"{salt}{value}"[::-1]  # injective on strings
@@ -167,7 +173,7 @@ def comparable(output: Output, by_ms: int) -> Any:
 
 
 @SETTINGS
-@given(data=rich(), multiple=st.integers(-3, 3).filter(bool), odd=st.integers(1, 1000))
+@given(data=PER_EVENT, multiple=st.integers(-3, 3).filter(bool), odd=st.integers(1, 1000))
 def test_shifting_event_times_shifts_the_windows_only(data: dict[str, Any], multiple: int, odd: int) -> None:
     spec = parse_scenario(data).query.window
     if isinstance(spec, FixedWindows):
@@ -275,3 +281,26 @@ def test_regrouping_keeps_every_item_in_order() -> None:
         {"at": 5}, {"event": {"ts": 4}, "at": 6},
     ]
     assert [len(i.get("batch", [i])) for i in regrouped(data, [2])["input"]] == [2, 1, 1, 1]
+
+
+# --- two implementations of one semantics -------------------------------------------------------
+
+
+@SETTINGS
+@given(data=rich(kinds=("fixed",), idle_timeouts=False))
+def test_pass_through_delivers_what_the_aggregate_collects(data: dict[str, Any]) -> None:
+    """Pass-through fixed windows (the reference operator) emit, per window and group, exactly
+    the events an aggregated run (the fast path) collects there; drops are the same."""
+    streamed = run_profile(with_ids(data, aggregate=False))
+    collected = run_profile(with_ids(data, aggregate=True))
+    per_window: dict[Any, list[int]] = {}
+    for emission in streamed.emissions:
+        per_window.setdefault((emission.window, str(emission.group)), []).append(emission.row["id"])
+    assert per_window == {(e.window, str(e.group)): list(e.row["ids"]) for e in collected.emissions}
+    assert [(d.seq, d.reason, d.windows) for d in streamed.drops] == [
+        (d.seq, d.reason, d.windows) for d in collected.drops
+    ]
+
+
+def run_profile(data: dict[str, Any]) -> Any:
+    return replay(parse_scenario(data))
