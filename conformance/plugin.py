@@ -1,4 +1,4 @@
-"""pytest plugin: scenario files as tests, and fixtures for differential checks.
+"""pytest plugin: scenario files as tests, and fixtures to check your own Spark job.
 
 Enable collection by naming scenario files in ``pytest.ini``/``pyproject.toml``::
 
@@ -6,19 +6,33 @@ Enable collection by naming scenario files in ``pytest.ini``/``pyproject.toml``:
     windtunnel_scenarios = ["scenarios/*.yaml"]
 
 Each matching file becomes one test that replays it on the oracle and checks its
-``expect`` block; with ``--windtunnel-engine spark`` or ``both`` it also replays it
-on Spark and requires the same outputs as the oracle. Fixtures: ``windtunnel_oracle``
-(replays a scenario path or object on the oracle) and ``windtunnel_assert_same``
-(fails with a readable diff when two output lists diverge).
+``expect`` block; with ``--windtunnel-target spark`` (alias: ``--windtunnel-engine spark``
+or ``both``) it also replays it on Spark and compares as ``windtunnel replay --engine
+both`` does (a ``profile: spark`` scenario on stock Spark, emissions only: stock Spark
+reports no drops); any other target (``spark-stock``, ``oracle:PROFILE``,
+``module:function``) is held to the oracle on the file's own input as ``windtunnel
+check FILE --examples 0`` does.
+
+Fixtures:
+
+- ``windtunnel_spark``: the session's SparkSession (windtunnel's ``spark_session()``;
+  ``--windtunnel-master spark://...`` or ``--windtunnel-remote sc://...``).
+- ``windtunnel_check``: ``check(job_or_target, spec, *, examples=None, profile=None,
+  seed=None)`` runs ``windtunnel check`` in the test and fails it with the divergence
+  report; defaults from ``--windtunnel-examples``, ``--windtunnel-seed`` and
+  ``--windtunnel-profile``; counterexamples go to ``--windtunnel-out``.
+- ``windtunnel_oracle`` (replays a scenario on the oracle) and ``windtunnel_assert_same``
+  (fails with a readable diff when two output lists diverge).
 
 The plugin loads in every pytest run of an environment where windtunnel is installed,
 so this module imports only pytest at load time: windtunnel's parts are imported when a
-scenario runs or a fixture is used, and a missing optional extra (``--windtunnel-engine
-spark`` without pyspark) skips the scenario with the ``pip install`` line that fixes it.
+scenario runs or a fixture is used, and a missing optional extra (Spark without pyspark)
+skips the test with the ``pip install`` line that fixes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,19 +40,77 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from windtunnel.conformance.check import CheckResult
     from windtunnel.oracle.model.results import Output, Result
     from windtunnel.oracle.scenario import Scenario
 
 ENGINES = ("oracle", "spark", "both")
+"""``--windtunnel-engine`` values (kept working: ``spark`` and ``both`` mean the target ``spark``)."""
+DEFAULT_EXAMPLES = 100
+DEFAULT_OUT = "windtunnel-counterexamples"
+DEFAULT_SHRINK_SECONDS = 60.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("windtunnel")
     group.addoption(
+        "--windtunnel-target",
+        default=None,
+        metavar="NAME",
+        help="what collected scenario files also run on: oracle (default: expectations "
+        "only), spark (as replay --engine both), spark-stock, oracle:PROFILE, module:function",
+    )
+    group.addoption(
         "--windtunnel-engine",
         choices=ENGINES,
-        default="oracle",
-        help="engine that replays collected scenario files (default: oracle)",
+        default=None,
+        help="older spelling: spark or both = --windtunnel-target spark",
+    )
+    group.addoption(
+        "--windtunnel-examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"generated streams per windtunnel_check (default: {DEFAULT_EXAMPLES})",
+    )
+    group.addoption(
+        "--windtunnel-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of windtunnel_check's generated streams (default: 0)",
+    )
+    group.addoption(
+        "--windtunnel-profile",
+        default=None,
+        metavar="PROFILE",
+        help="profile windtunnel_check holds targets to (default: each spec's own)",
+    )
+    group.addoption(
+        "--windtunnel-shrink-seconds",
+        type=float,
+        default=DEFAULT_SHRINK_SECONDS,
+        metavar="S",
+        help="time budget for shrinking a divergence (default: "
+        f"{DEFAULT_SHRINK_SECONDS:g}; 0 reports the failing stream as found)",
+    )
+    group.addoption(
+        "--windtunnel-out",
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"directory for counterexample files, relative to rootdir (default: {DEFAULT_OUT})",
+    )
+    group.addoption(
+        "--windtunnel-master",
+        default=None,
+        metavar="URL",
+        help="Spark master for windtunnel_spark (default local[2]; spark://host:port)",
+    )
+    group.addoption(
+        "--windtunnel-remote",
+        default=None,
+        metavar="URL",
+        help="Spark Connect server for windtunnel_spark (sc://host:port)",
     )
     parser.addini(
         "windtunnel_scenarios",
@@ -46,6 +118,57 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="glob patterns (relative to rootdir) of scenario files to collect as tests",
     )
+
+
+def chosen_target(config: pytest.Config) -> str:
+    """The target collected scenario files run on: ``--windtunnel-target``, else
+    ``--windtunnel-engine`` (``spark``/``both`` -> ``spark``), else ``oracle``."""
+    target = config.getoption("--windtunnel-target")
+    engine = config.getoption("--windtunnel-engine")
+    if target is not None and engine is not None:
+        raise pytest.UsageError(
+            "--windtunnel-engine is the older spelling of --windtunnel-target: give one of them"
+        )
+    if target is not None:
+        if not target:
+            raise pytest.UsageError("--windtunnel-target='' must name a target: e.g. spark")
+        return str(target)
+    return "spark" if engine in ("spark", "both") else "oracle"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    chosen_target(config)  # a bad combination is a usage error before collection
+    for option in ("--windtunnel-examples", "--windtunnel-shrink-seconds"):
+        if config.getoption(option) < 0:
+            raise pytest.UsageError(
+                f"{option} must be 0 or more: {option.lstrip('-')}="
+                f"{config.getoption(option)}; give e.g. 0"
+            )
+
+
+def _spark_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
+        return None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """One line: the seed, examples, target, profile and (when installed) pyspark's version."""
+    profile = config.getoption("--windtunnel-profile") or "each spec's own"
+    parts = [
+        f"seed {config.getoption('--windtunnel-seed')}",
+        f"examples {config.getoption('--windtunnel-examples')}",
+        f"scenario target {chosen_target(config)}",
+        f"profile {profile}",
+    ]
+    spark = _spark_version()
+    if spark is not None:
+        where = config.getoption("--windtunnel-remote") or config.getoption("--windtunnel-master")
+        parts.append(f"pyspark {spark}" + (f" at {where}" if where else ""))
+    return ["windtunnel: " + ", ".join(parts)]
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -71,7 +194,6 @@ class ScenarioFailure(Exception):
 
 class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
-        from windtunnel.conformance.differential import diverge, report
         from windtunnel.oracle.engine import replay
         from windtunnel.oracle.expect import check
         from windtunnel.oracle.model.errors import MissingExtra, WindtunnelError
@@ -86,15 +208,25 @@ class ScenarioItem(pytest.Item):
             problems = check(scenario.expect, result.outputs)
             if problems:
                 raise ScenarioFailure("\n".join(["oracle: expectation failed:", *problems]))
-        engine = self.config.getoption("--windtunnel-engine")
-        if engine in ("spark", "both"):
-            try:
-                spark_outputs = replay_on_spark(scenario)
-            except MissingExtra as exc:
-                pytest.skip(f"oracle part passed; the Spark part is skipped: {exc}")
-            text = report(diverge(spark_outputs, result.outputs), "spark", "oracle")
-            if text:
-                raise ScenarioFailure(text)
+        target = chosen_target(self.config)
+        if target == "oracle":
+            return
+        try:
+            if target == "spark":
+                problems = spark_divergences(scenario, self.config)
+                if problems:
+                    raise ScenarioFailure(
+                        "\n".join([f"spark: {len(problems)} divergence(s) from the oracle "
+                                   f"(profile {scenario.profile.name}):", *problems])
+                    )
+                return
+            text = _check_target(self, target)
+        except MissingExtra as exc:
+            pytest.skip(f"oracle part passed; the {target} part is skipped: {exc}")
+        except WindtunnelError as exc:
+            raise ScenarioFailure(f"{target}: {exc}") from None
+        if text:
+            raise ScenarioFailure(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ScenarioFailure):
@@ -105,15 +237,121 @@ class ScenarioItem(pytest.Item):
         return self.path, 0, f"scenario {self.name}"
 
 
-def replay_on_spark(scenario: Scenario) -> Sequence[Output]:
-    """Replay ``scenario`` on the Spark engine (imported only when asked for; raises
-    MissingExtra without the ``spark`` extra)."""
+def _check_target(item: ScenarioItem, target: str) -> str | None:
+    """``windtunnel check FILE --examples 0`` for a target other than ``spark``."""
+    from windtunnel.conformance.fixtures import run_check
+
+    config = item.config
+    _, text = run_check(
+        target,
+        item.path,
+        spark=lambda: _session(config),
+        examples=0,
+        seed=config.getoption("--windtunnel-seed"),
+        profile=config.getoption("--windtunnel-profile"),
+        out_dir=config.rootpath / config.getoption("--windtunnel-out"),
+        shrink_seconds=config.getoption("--windtunnel-shrink-seconds"),
+    )
+    return text
+
+
+def _spark_replay() -> Any:
+    """``windtunnel.spark_impl.replay`` (MissingExtra without the ``spark`` extra)."""
     from windtunnel.oracle.model.extras import requires_extra
 
-    with requires_extra("spark", "--windtunnel-engine spark"):
-        from windtunnel.spark_impl.replay import replay_scenario  # type: ignore[import-not-found,unused-ignore]
+    with requires_extra("spark", "--windtunnel-target spark"):
+        from windtunnel.spark_impl import replay  # type: ignore[import-not-found,unused-ignore]
+    return replay
 
-    return replay_scenario(scenario).result.outputs
+
+def spark_divergences(scenario: Scenario, config: pytest.Config | None = None) -> list[str]:
+    """Divergences between Spark and the oracle on ``scenario``, as ``windtunnel replay
+    --engine both`` reports them: the exact operator against the oracle (every output);
+    a ``profile: spark`` scenario on stock Spark against the oracle's ``spark`` profile,
+    emissions only (stock Spark drops late rows without reporting them)."""
+    replay = _spark_replay()
+    master = config.getoption("--windtunnel-master") if config is not None else None
+    remote = config.getoption("--windtunnel-remote") if config is not None else None
+    run = replay.replay_scenario(scenario, master=master, remote=remote)
+    problems: list[str] = replay.compare_with_oracle(scenario, run)
+    return problems
+
+
+def _session(config: pytest.Config) -> Any:
+    """The SparkSession for this run (started once; getOrCreate reuses a running one).
+    Skips the test without the ``spark`` extra; fails it when Spark cannot start."""
+    from windtunnel.oracle.model.errors import EngineUnavailable, MissingExtra
+    from windtunnel.oracle.model.extras import requires_extra
+
+    try:
+        with requires_extra("spark", "the windtunnel_spark fixture"):
+            from windtunnel.spark_impl.session import spark_session  # type: ignore[import-not-found,unused-ignore]
+
+            spark = spark_session(
+                config.getoption("--windtunnel-master"), config.getoption("--windtunnel-remote")
+            )
+    except MissingExtra as exc:
+        pytest.skip(str(exc))
+    except EngineUnavailable as exc:
+        pytest.fail(f"windtunnel_spark: {exc}", pytrace=False)
+    with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@pytest.fixture(scope="session")
+def windtunnel_spark(pytestconfig: pytest.Config) -> Any:
+    """The session's SparkSession: windtunnel's ``spark_session()`` (UTC, RocksDB state
+    store, no UI; docs/spark.md), local unless ``--windtunnel-master``/``--windtunnel-remote``."""
+    return _session(pytestconfig)
+
+
+Check = Callable[..., "CheckResult"]
+
+
+@pytest.fixture
+def windtunnel_check(request: pytest.FixtureRequest) -> Check:
+    """``check(job_or_target, spec, *, examples=None, profile=None, seed=None)``: hold a
+    Spark job (callable or ``module:function``), a target name (``spark``, ``spark-stock``,
+    ``oracle:PROFILE``) or a Target to ``spec`` (a scenario path, its data, or a Scenario)
+    on the spec's own input and ``examples`` generated streams; returns the CheckResult,
+    or fails the test with the divergence report and the counterexample file's path."""
+    from windtunnel.conformance.fixtures import run_check
+    from windtunnel.oracle.model.errors import MissingExtra, WindtunnelError
+
+    config = request.config
+
+    def spark() -> Any:
+        return request.getfixturevalue("windtunnel_spark")
+
+    def check(
+        job_or_target: Any,
+        spec: Any,
+        *,
+        examples: int | None = None,
+        profile: str | None = None,
+        seed: int | None = None,
+    ) -> CheckResult:
+        try:
+            result, text = run_check(
+                job_or_target,
+                spec,
+                spark=spark,
+                examples=config.getoption("--windtunnel-examples") if examples is None else examples,
+                seed=config.getoption("--windtunnel-seed") if seed is None else seed,
+                profile=profile or config.getoption("--windtunnel-profile"),
+                out_dir=config.rootpath / config.getoption("--windtunnel-out"),
+                shrink_seconds=config.getoption("--windtunnel-shrink-seconds"),
+            )
+        except MissingExtra as exc:
+            pytest.skip(str(exc))
+        except WindtunnelError as exc:
+            pytest.fail(f"windtunnel_check: {exc}", pytrace=False)
+        if text is not None:
+            pytest.fail(text, pytrace=False)
+        return result
+
+    return check
 
 
 @pytest.fixture

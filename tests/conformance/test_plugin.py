@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+# imported here, not first inside an in-process pytester run: pytester drops the modules a
+# run imported when it ends, and a second import of the YAML loader breaks the next run
+import windtunnel.conformance.fixtures  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 GOOD = """
