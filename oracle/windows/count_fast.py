@@ -20,7 +20,7 @@ from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, CountWindows, Query
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
+from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
 from windtunnel.oracle.windows.driver import group_value, watermark_rejected
 
 
@@ -53,6 +53,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
     assert isinstance(window, CountWindows) and query.aggregate is not None
     count = window.count
     hop = window.hop
+    gaps = hop > count  # only then can an offset lie between windows
     aggregator = Aggregator(query.aggregate, query.aggregate_by)
     count_only = aggregator.count_only
     new_state = aggregator.new
@@ -86,20 +87,38 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                     yield from emit(key, start, start + count, key.windows[start], "end_of_input", True)
                 key.windows.clear()
 
-    for item in checked(items, start_wall_ms):
-        if isinstance(item, Advance):
-            wall = max(wall, item.to_ms)
-            continue
-        if isinstance(item, End):
-            yield from end()
-            continue
-        if isinstance(item, Watermark):  # CountOperator's default rejection, as the reference
-            raise watermark_rejected(
-                "tenzir", item.to_ms, "its windows have no event-time watermark"
-            )
-        for event in (item,) if isinstance(item, Event) else item.events if isinstance(item, Batch) else ():
-            if event.at_ms is not None and event.at_ms > wall:
-                wall = event.at_ms
+    # The stream's validity rules are StreamChecker's; the one-event case is tested inline.
+    checker = StreamChecker(start_wall_ms)
+    next_seq = 0
+    ended = False
+    for index, item in enumerate(items):
+        if type(item) is Event:
+            at_ms = item.at_ms
+            if ended or item.seq != next_seq or (at_ms is not None and at_ms < wall):
+                checker.wall_ms, checker.next_seq = wall, next_seq
+                checker.item(index, item)  # raises InvalidStream
+            next_seq += 1
+            events: Iterable[Event] = (item,)
+        else:
+            checker.wall_ms, checker.next_seq = wall, next_seq
+            checker.item(index, item)
+            next_seq = checker.next_seq
+            if type(item) is Batch:
+                events = item.events  # the wall clock moves event by event below
+            else:
+                wall = checker.wall_ms
+                if type(item) is End:
+                    ended = True
+                    yield from end()
+                elif type(item) is Watermark:  # CountOperator's default rejection, as the reference
+                    raise watermark_rejected(
+                        "tenzir", item.to_ms, "its windows have no event-time watermark"
+                    )
+                continue
+        for event in events:
+            at_ms = event.at_ms
+            if at_ms is not None:
+                wall = at_ms
             payload = event.payload
             if key_field is not None:
                 raw = payload.get(key_field)
@@ -124,10 +143,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
             after_seq = event.seq
             offset = key.next_offset
             key.next_offset = offset + 1
-            last = offset - offset % hop
-            first = max(0, offset - count + 1)
-            first += -first % hop
-            if first > last:
+            if gaps and offset % hop >= count:  # past its hop's window, before the next one
                 yield Drop(
                     event.seq,
                     "no_window",
@@ -142,6 +158,9 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                 if start >= 0 and start % hop == 0:
                     yield from emit(key, start, offset + 1, [count], "count", False)
                 continue
+            last = offset - offset % hop
+            first = max(0, offset - count + 1)
+            first += -first % hop
             windows = key.windows
             for start in range(first, last + 1, hop):
                 state = windows.get(start)
@@ -151,3 +170,5 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                 if offset == start + count - 1:
                     del windows[start]
                     yield from emit(key, start, offset + 1, state, "count", False)
+    if not ended:
+        yield from end()
