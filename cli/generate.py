@@ -14,8 +14,10 @@ import click
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.extras import require_module
+from windtunnel.simulator.column_outputs import COLUMN_WRITERS
 from windtunnel.simulator.knobs import KNOB_HELP
 from windtunnel.simulator.outputs import WRITERS
+from windtunnel.simulator.profile_truth import simulate_under
 from windtunnel.simulator.report import summary_json as summary_data
 from windtunnel.simulator.report import summary_lines
 from windtunnel.simulator.workloads import WORKLOADS, simulate
@@ -67,6 +69,19 @@ def _knob_options(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="kafka: seconds to wait for the cluster before giving up.",
 )
+@click.option(
+    "--truth-profile",
+    default=None,
+    metavar="PROFILE",
+    help="Label records with what PROFILE does with them, decided by the oracle "
+    "[default: the default profile's rule].",
+)
+@click.option(
+    "--columns",
+    is_flag=True,
+    help="jsonl, parquet, spark-dir: the payload's fields as typed top-level columns "
+    "(plus seq, arrival_ms, truth, tag) instead of Kafka-shaped records.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @_knob_options
 @friendly
@@ -81,6 +96,8 @@ def generate_command(
     kafka_config: str | None,
     speed: float | None,
     kafka_connect_timeout: float,
+    truth_profile: str | None,
+    columns: bool,
     quiet: bool,
     **knob_values: str | None,
 ) -> None:
@@ -90,6 +107,11 @@ def generate_command(
 
     Exits 1 when records could not be delivered to Kafka, 2 on invalid input.
     """
+    if columns and fmt not in COLUMN_WRITERS:
+        raise InvalidInput(
+            "--columns", fmt, f"applies to {', '.join(COLUMN_WRITERS)} only",
+            "drop --columns or choose one of those formats",
+        )
     if fmt == "kafka":  # before generating: the stream may take long
         require_module("kafka", "confluent_kafka", "--format kafka")
     options: dict[str, Any] = {"seed": seed}
@@ -104,7 +126,10 @@ def generate_command(
         check_out_path(Path(out), directory=fmt == "spark-dir")
     if summary_json is not None:
         check_out_path(Path(summary_json), directory=False, option="--summary-json")
-    simulation = simulate(workload, **options)
+    if truth_profile is None:
+        simulation = simulate(workload, **options)
+    else:
+        simulation = simulate_under(lambda: simulate(workload, **options), truth_profile)
     knobs = simulation.knobs
     total = knobs.events
     if total is None and knobs.duration_ms is not None:  # expected records for the duration
@@ -123,7 +148,8 @@ def generate_command(
             if out is None:
                 raise InvalidInput("out", None, "is required for this format", "give --out PATH")
             try:
-                WRITERS[fmt](simulation, Path(out), bar.update)
+                writer = COLUMN_WRITERS[fmt] if columns else WRITERS[fmt]
+                writer(simulation, Path(out), bar.update)
             except OSError as exc:
                 raise InvalidInput(
                     "--out", out, f"cannot be written ({exc.strerror or exc})", _WRITABLE

@@ -39,11 +39,13 @@ def scenario_header(simulation: Simulation) -> dict[str, Any]:
     knobs = simulation.knobs
     workload = simulation.workload
     spec = simulation.late_spec
+    profile = simulation.truth_profile
+    whose = "the default profile" if profile == "tenzir" else f"profile {profile}"
     header: dict[str, Any] = {
         "name": f"{workload.name}-seed{knobs.seed}",
         "description": f"windtunnel generate {workload.name}: {workload.summary}. "
-        "expect.drops is the generator's ground truth for the default profile.",
-        "profile": "tenzir",
+        f"expect.drops is the generator's ground truth for {whose}.",
+        "profile": profile,
     }
     if spec.clock_scope == "stream":
         header["rules"] = {"clock_scope": "stream"}
@@ -223,11 +225,22 @@ def write_parquet(simulation: Simulation, path: Path, progress: Progress = _quie
             progress(len(records))
 
 
-def write_spark_dir(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def kafka_lines(simulation: Simulation, table: Table) -> list[str]:
+    """A chunk as JSON lines of Kafka-shaped records (the ``jsonl`` format's lines)."""
+    return _json_lines(kafka_records(simulation, table))
+
+
+def write_spark_dir(
+    simulation: Simulation,
+    path: Path,
+    progress: Progress = _quiet,
+    lines_of: Callable[[Simulation, Table], list[str]] = kafka_lines,
+) -> None:
     """One JSON lines file per batch (``batch-00000000.jsonl``, ...), modification times
     strictly increasing in batch order so Spark's file source (``maxFilesPerTrigger=1``)
     reads them as one micro-batch each, in order; ``_batches.json`` lists them (Spark
-    ignores files starting with ``_``). Raises InvalidInput without batching knobs."""
+    ignores files starting with ``_``). ``lines_of`` renders a chunk (default: Kafka-shaped
+    records). Raises InvalidInput without batching knobs."""
     knobs = simulation.knobs
     if knobs.batch_size is None and knobs.batch_interval_ms is None:
         raise InvalidInput(
@@ -256,11 +269,10 @@ def write_spark_dir(simulation: Simulation, path: Path, progress: Progress = _qu
     current: dict[str, Any] | None = None
     out: IO[str] | None = None
     for table in simulation.chunks():
-        records = kafka_records(simulation, table)
-        lines = _json_lines(records)
+        lines = lines_of(simulation, table)
         batches = table["batch"].tolist()
         for line, batch, seq, arrival in zip(
-            lines, batches, records.seq, records.arrival_ms, strict=True
+            lines, batches, table["seq"].tolist(), table["arrival"].tolist(), strict=True
         ):
             if current is None or current["batch"] != batch:
                 if out is not None and current is not None:
@@ -274,7 +286,7 @@ def write_spark_dir(simulation: Simulation, path: Path, progress: Progress = _qu
             current["records"] += 1
             current["last_seq"] = seq
             current["last_arrival_ms"] = arrival
-        progress(len(records))
+        progress(len(lines))
     if out is not None and current is not None:
         out.close()
         close(current)

@@ -20,6 +20,7 @@ def summary_json(simulation: Simulation) -> dict[str, Any]:
         "late": s.late,
         "late_fraction": s.late / s.events if s.events else 0.0,
         "dropped_by_design": s.dropped_by_design,
+        **({"truth_profile": simulation.truth_profile} if simulation.truth_profile != "tenzir" else {}),
         "tags": dict(s.tags),
         "late_window": {
             "size_ms": spec.size_ms,
@@ -52,7 +53,7 @@ def summary_lines(simulation: Simulation) -> list[str]:
         f"events: {s.events}",
         f"late: {s.late} ({share}; {s.tags['late']} placed on purpose) for fixed windows "
         f"({window})",
-        f"dropped by design (default profile): {s.dropped_by_design} "
+        f"dropped by design ({_whose(simulation)}): {s.dropped_by_design} "
         f"(late {s.truth['late']}, null_time {s.truth['null_time']}, "
         f"not_a_time {s.truth['not_a_time']})",
         f"duplicates: {s.tags['duplicate']}, outliers: {s.tags['outlier']}, "
@@ -72,6 +73,11 @@ def summary_lines(simulation: Simulation) -> list[str]:
             + ")"
         )
     return lines
+
+
+def _whose(simulation: Simulation) -> str:
+    profile = simulation.truth_profile
+    return "default profile" if profile == "tenzir" else f"profile {profile}"
 
 
 def _partitions_line(simulation: Simulation) -> str:

@@ -11,7 +11,7 @@ record with what the default profile does with it (``truth.py``), and numbers re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -124,6 +124,10 @@ class Simulation:
         self._last_batch = -1
         self.attack_records: dict[int, int] = {}
         """Records sent so far per attack id (auth)."""
+        self.truth_profile = "tenzir"
+        """The profile whose decisions ``truth`` labels (``profile_truth.label_under``)."""
+        self.relabel: Callable[[Table], None] | None = None
+        """Replaces a numbered chunk's ``truth`` column (labels under another profile)."""
 
     def attacks(self) -> list[Attack]:
         """The workload's attacks that have records in the stream so far, by start time."""
@@ -391,6 +395,8 @@ class Simulation:
             if limit is not None and self._next_seq + len(t["gen"]) > limit:
                 t = take(t, slice(0, limit - self._next_seq))  # type: ignore[arg-type]
             t = self._number(t)
+            if self.relabel is not None:
+                self.relabel(t)
             self._count(t)
             if len(t["seq"]):
                 yield t
