@@ -33,5 +33,30 @@ def friendly(command: F) -> F:
                 traceback.print_exc()
             click.echo(f"windtunnel: {exc}", err=True)
             sys.exit(EXIT_INVALID)
+        except Exception as exc:
+            if not from_spark(exc):
+                raise
+            if debug:
+                traceback.print_exc()
+            click.echo(f"windtunnel: {spark_failure(exc)}", err=True)
+            sys.exit(EXIT_INVALID)
 
     return wrapper  # type: ignore[return-value]
+
+
+SPARK_MODULES = ("pyspark", "py4j", "grpc")
+"""Where Spark's own exceptions come from (the JVM, the Connect client)."""
+
+
+def from_spark(exc: BaseException) -> bool:
+    """True when ``exc`` was raised by Spark, its JVM bridge or its Connect client."""
+    return type(exc).__module__.split(".")[0] in SPARK_MODULES
+
+
+def spark_failure(exc: BaseException, limit: int = 300) -> str:
+    """One line for a Spark failure: its first meaningful line, and how to see the rest."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    if len(first) > limit:
+        first = first[: limit - 3] + "..."
+    return f"Spark failed ({type(exc).__name__}): {first}; rerun with --debug for Spark's trace"
