@@ -9,6 +9,8 @@ comes first on PYTHONPATH (ahead of the editable install), and a preflight check
 breaks an import, must be killed too). Bytecode is not written, so a reverted file is
 never shadowed by a stale ``.pyc``.
 
+Each test selection first runs on the unmutated copy; tests failing there (someone's work
+in progress) are left out of the mutant runs and listed, so every kill is a real one.
 Prints one line per mutant (id, killed/survived, seconds, the test that killed it) and
 ends with ``killed K/M mutants; median time to kill X s``. Exit 1 if any survives.
 
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -97,7 +100,29 @@ class Sandbox:
         if done.returncode or len(files) != 2 or not all(p.startswith(str(self.tmp)) for p in files):
             raise SystemExit(f"mutation: the copy is not what gets imported: {done.stdout}{done.stderr}")
 
-    def run(self, mutant: Any) -> Outcome:
+    def pytest(self, args: list[str]) -> tuple[int, str]:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "-o", "addopts=--import-mode=importlib", *args],
+                cwd=self.repo, env=self.env, capture_output=True, text=True,
+                timeout=TIMEOUT_S, check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return -1, "timed out"
+        return done.returncode, done.stdout + done.stderr
+
+    def baseline(self, tests: tuple[str, ...]) -> list[str]:
+        """The tests of a selection that fail without any mutant (other work in progress):
+        they are left out of that selection's mutant runs, so a kill is a real kill.
+        Raises SystemExit when the selection cannot even run (exit code other than 0/1)."""
+        code, output = self.pytest(list(tests))
+        if code not in (0, 1):
+            raise SystemExit(f"mutation: {' '.join(tests)} does not run without mutants: "
+                             f"{killer(output, code)}")
+        return re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE)
+
+    def run(self, mutant: Any, deselect: Sequence[str] = ()) -> Outcome:
         path = self.repo / mutant.path
         original = path.read_text(encoding="utf-8")
         if original.count(mutant.original) != 1:
@@ -108,16 +133,9 @@ class Sandbox:
             )
         path.write_text(original.replace(mutant.original, mutant.replacement), encoding="utf-8")
         started = time.perf_counter()
+        left_out = [arg for test in deselect for arg in ("--deselect", test)]
         try:
-            done = subprocess.run(
-                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                 "-o", "addopts=--import-mode=importlib", *mutant.tests],
-                cwd=self.repo, env=self.env, capture_output=True, text=True,
-                timeout=TIMEOUT_S, check=False,
-            )
-            output, code = done.stdout + done.stderr, done.returncode
-        except subprocess.TimeoutExpired:
-            output, code = "timed out", -1
+            code, output = self.pytest(["-x", *mutant.tests, *left_out])
         finally:
             path.write_text(original, encoding="utf-8")
         seconds = time.perf_counter() - started
@@ -160,9 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         sandbox.check_imports()
+        failing: dict[tuple[str, ...], list[str]] = {}
+        for tests in dict.fromkeys(m.tests for m in mutants):
+            failing[tests] = sandbox.baseline(tests)
+            if failing[tests]:
+                print(f"baseline: {len(failing[tests])} test(s) of {' '.join(tests)} fail "
+                      f"without any mutant and are left out: {' '.join(failing[tests])}",
+                      flush=True)
         outcomes = []
         for mutant in mutants:
-            outcome = sandbox.run(mutant)
+            outcome = sandbox.run(mutant, failing[mutant.tests])
             outcomes.append(outcome)
             verdict = "killed" if outcome.killed else "SURVIVED"
             print(f"{outcome.mutant_id:32} {verdict:8} {outcome.seconds:7.1f} s  {outcome.by}",

@@ -32,12 +32,13 @@ FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fix
              "tests/oracle/test_metamorphic.py")
 FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
               "tests/oracle/test_metamorphic.py")
-SESSION = ("tests/oracle/test_session_rules.py", "tests/oracle/test_flink_profile.py",
+SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_session_rules.py", "tests/oracle/test_flink_profile.py",
            "tests/oracle/test_spark_profile.py", "tests/oracle/test_metamorphic.py")
 COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
          "tests/oracle/test_metamorphic.py")
 TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
-FAST_STEP = ("tests/spark_impl/test_fast_bucket.py", "-m", "not spark")
+FAST_STEP = ("tests/spark_impl/test_metamorphic_spark.py", "tests/spark_impl/test_fast_bucket.py",
+             "-m", "not spark")
 BUCKET_STEP = ("tests/spark_impl/test_bucket_step.py",)
 
 MUTANTS: tuple[Mutant, ...] = (

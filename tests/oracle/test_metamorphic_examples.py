@@ -7,8 +7,9 @@ holes, and each example below pins the default profile's reading on a small time
 
 from __future__ import annotations
 
-from windtunnel.oracle import Advance, Aggregation, Event, FixedWindows, Query, run
+from windtunnel.oracle import Advance, Aggregation, Event, FixedWindows, Query, SessionWindows, run
 from windtunnel.oracle.model.results import Drop, Emission
+from windtunnel.oracle.profiles import profile_named
 
 IDS = (Aggregation("ids", "collect", "id"),)
 
@@ -94,3 +95,15 @@ def test_a_window_excludes_its_end() -> None:
     # size 10: an event at exactly 10 is in [10, 20), not in [0, 10)
     query = Query(FixedWindows(10))
     assert emitted(query, events((0, "a"), (10, "a"))) == {(0, None): [0], (10, None): [1]}
+
+
+def test_an_event_bridging_two_open_sessions_merges_them() -> None:
+    # flink profile (merging sessions), gap 5, tolerance 20 keeps both sessions open:
+    #   t:  1          10         5
+    #       [1]        [10]       5 is within 5 of both: one session [1, 10] of 3 events
+    query = Query(SessionWindows(5, tolerance_ms=20), group_by=("k",), aggregate=IDS)
+    out = run(query, events((1, "a"), (10, "a"), (5, "a")), profile="flink",
+              rules=profile_named("flink").rules)
+    assert [(o.window.start_ms, o.row["ids"]) for o in out if isinstance(o, Emission)] == [
+        (1, [0, 1, 2])
+    ]
