@@ -130,10 +130,21 @@ def replay_scenario(
     if progress is None:
         return _run(scenario, spark, stock, micro_batch, buckets, clock)
     progress(f"Spark started in {time.perf_counter() - began:.1f} s")
+    with ProgressWatch(spark, progress, _events_per_batch(scenario, stock, micro_batch, clock)):
+        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+
+
+def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: str) -> list[int]:
+    """Events in each micro-batch the run will have (stock runs add a last empty one)."""
+    if stock:
+        from windtunnel.spark_impl.stock import plan_stock
+
+        plan = plan_stock(scenario, micro_batch)
+        events = [end - first for first, end in plan.feed.seq_ranges]
+        return events + [0] * (len(plan.positions) - len(events))
     cut = feed(scenario.items, (), buckets=1, micro_batch=micro_batch,
                start_wall_ms=scenario.start_wall_ms, clock=clock)
-    with ProgressWatch(spark, progress, [end - first for first, end in cut.seq_ranges]):
-        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+    return [end - first for first, end in cut.seq_ranges]
 
 
 def _run(

@@ -50,3 +50,13 @@ def test_no_progress_lines_unless_asked_when_stderr_is_not_a_terminal(tmp_path: 
     result = CliRunner().invoke(cli, ["replay", str(path), "--engine", "spark"])
     assert result.exit_code == 0, result.output
     assert "micro-batch" not in result.stderr and "starting Spark" not in result.stderr
+
+
+def test_stock_spark_progress_counts_its_closing_micro_batch(tmp_path: Path) -> None:
+    path = tmp_path / "stock.yaml"
+    path.write_text("profile: spark\n" + (GROUPED % "fixed, size: 10").replace("  - {ts: null, k: b}\n", ""))
+    result = CliRunner().invoke(cli, ["replay", str(path), "--engine", "spark", "--progress"])
+    assert result.exit_code == 0, result.output
+    batches = [line for line in result.stderr.splitlines() if line.startswith("micro-batch ")]
+    total = len(batches)
+    assert batches[-1] == f"micro-batch {total}/{total}: 0 events in"
