@@ -55,7 +55,7 @@ def test_table_output(tmp_path: Path) -> None:
     assert result.exit_code == 0
     header, _, first, *_ = result.stdout.splitlines()
     assert header.split()[:4] == ["type", "window", "group", "reason"]
-    assert first.split()[:4] == ["emit", "[0,10000)", "null", "close"]
+    assert first.split()[:4] == ["emit", "[0,10000)", "close", "1"]  # ungrouped: no group
 
 
 def test_failed_expectation_exits_1_with_the_difference(tmp_path: Path) -> None:
