@@ -107,3 +107,49 @@ def test_an_event_bridging_two_open_sessions_merges_them() -> None:
     assert [(o.window.start_ms, o.row["ids"]) for o in out if isinstance(o, Emission)] == [
         (1, [0, 1, 2])
     ]
+
+
+def test_merging_sessions_keep_a_clock_per_key() -> None:
+    # tenzir with session_order: merge (sessions on watermark clocks), gap 5, group_by k:
+    #   a:  1                 3   (a's clock is 1: 3 joins a's session [1, 3])
+    #   b:        100             (b's clock only)
+    rules = profile_named("tenzir").rules.with_overrides({"session_order": "merge"})
+    query = Query(SessionWindows(5), group_by=("k",), aggregate=IDS)
+    out = run(query, events((1, "a"), (100, "b"), (3, "a")), rules=rules)
+    assert [(o.group, o.row["ids"]) for o in out if isinstance(o, Emission)] == [
+        ("a", [0, 2]), ("b", [1])
+    ]
+    assert [o for o in out if isinstance(o, Drop)] == []
+
+
+MERGE = profile_named("tenzir").rules.with_overrides({"session_order": "merge"})
+"""Tenzir's rules with merging sessions on watermark clocks (oracle/windows/session.py)."""
+
+
+def test_an_event_whose_own_session_is_final_exactly_now_is_late() -> None:
+    # gap 5, tolerance 0, merging sessions: a session [t, t] is final once the clock
+    # passes t + 5, i.e. at t + 6
+    #   t:  1     20 (clock 20)     14 -> its own session is final at 20: late
+    query = Query(SessionWindows(5), aggregate=IDS)
+    out = run(query, events((1, "a"), (20, "a"), (14, "a")), rules=MERGE)
+    assert [(d.seq, d.reason) for d in out if isinstance(d, Drop)] == [(2, "late")]
+
+
+def test_the_clock_never_moves_back() -> None:
+    # gap 5, merging sessions: after 20 the clock stays at 20 through the late 10, so 13
+    # (final at 19) is late too
+    #   t:  1     20     10 (late)     13 (late: the clock is still 20)
+    query = Query(SessionWindows(5), aggregate=IDS)
+    out = run(query, events((1, "a"), (20, "a"), (10, "a"), (13, "a")), rules=MERGE)
+    assert [(d.seq, d.reason) for d in out if isinstance(d, Drop)] == [(2, "late"), (3, "late")]
+
+
+def test_a_sessions_idle_timer_restarts_with_each_event() -> None:
+    # idle_timeout 100 (wall clock), merging sessions: events at wall 0, 80, 160 keep the
+    # session open until wall 260
+    #   wall: 0     80    160   250         300
+    #         e0    e1    e2    (still open) closed by idle_timeout with all three
+    query = Query(SessionWindows(1000, idle_timeout_ms=100), aggregate=IDS)
+    items = [*events((1, "a", 0), (2, "a", 80), (3, "a", 160)), Advance(250), Advance(300)]
+    out = [o for o in run(query, items, rules=MERGE) if isinstance(o, Emission)]
+    assert [(o.reason, o.wall_ms, o.row["ids"]) for o in out] == [("idle_timeout", 300, [0, 1, 2])]
