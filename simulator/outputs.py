@@ -7,22 +7,27 @@ seed and knobs. ``progress(n)`` is called with the number of records written per
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
-from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, Any, Final
 
-import pyarrow as pa
+import numpy as np
 import pyarrow.parquet as pq
 import yaml
 
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.simulator.items import layout
+from windtunnel.simulator.kafka_columns import (
+    PARQUET_SCHEMA,
+    KafkaColumns,
+    line_bytes,
+    line_offsets,
+)
 from windtunnel.simulator.payloads import Table, Workload, payload_json
-from windtunnel.simulator.records import Records, kafka_records
 from windtunnel.simulator.simulation import Simulation
 from windtunnel.simulator.truth import TRUTH_NAMES
 
@@ -120,127 +125,56 @@ def write_scenario(simulation: Simulation, path: Path, progress: Progress = _qui
             out.writelines(f"    - {line}\n" for line in drop_lines)
 
 
-def _json_lines(records: Records) -> list[str]:
-    topic = encode_basestring(records.topic)
-    template = (
-        '{"key":%s,"value":%s,"topic":' + topic.replace("%", "%%") + ',"partition":%d,'
-        '"offset":%d,"timestamp":%d,"timestampType":' + str(records.timestamp_type) + ","
-        '"headers":[%s],"seq":%d,"arrival_ms":%d,"truth":"%s","tag":"%s"}\n'
-    )
-    lines = []
-    for key, value, part, offset, stamp, headers, seq, arrival, truth, tag in zip(
-        records.key,
-        records.value,
-        records.partition,
-        records.offset,
-        records.timestamp_ms,
-        records.headers,
-        records.seq,
-        records.arrival_ms,
-        records.truth,
-        records.tag,
-        strict=True,
-    ):
-        header_text = ",".join(f'{{"key":"{k}","value":"{v}"}}' for k, v in headers)
-        lines.append(
-            template
-            % (
-                encode_basestring(key),
-                encode_basestring(value),
-                part,
-                offset,
-                stamp,
-                header_text,
-                seq,
-                arrival,
-                truth,
-                tag,
-            )
-        )
-    return lines
-
-
-def _write_jsonl_records(records: Records, out: IO[str]) -> None:
-    out.writelines(_json_lines(records))
-
-
 def write_jsonl(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
     """One JSON object per record: the Kafka record columns plus seq, arrival_ms, truth, tag."""
-    with path.open("w", encoding="utf-8") as out:
+    columns = KafkaColumns(simulation)
+    with path.open("wb") as out:
         for table in simulation.chunks():
-            records = kafka_records(simulation, table)
-            _write_jsonl_records(records, out)
-            progress(len(records))
-
-
-PARQUET_SCHEMA: Final = pa.schema(
-    [
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", pa.timestamp("ms", tz="UTC")),
-        ("timestampType", pa.int32()),
-        (
-            "headers",
-            pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
-        ),
-        ("seq", pa.int64()),
-        ("arrival_ms", pa.int64()),
-        ("truth", pa.string()),
-        ("tag", pa.string()),
-    ]
-)
-"""Spark's Kafka source columns (key/value binary) plus seq, arrival_ms, truth and tag."""
-
-
-def _arrow(records: Records) -> pa.Table:
-    headers = [[{"key": k, "value": v.encode()} for k, v in row] for row in records.headers]
-    return pa.table(
-        {
-            "key": [k.encode() for k in records.key],
-            "value": [v.encode() for v in records.value],
-            "topic": [records.topic] * len(records),
-            "partition": records.partition,
-            "offset": records.offset,
-            "timestamp": records.timestamp_ms,
-            "timestampType": [records.timestamp_type] * len(records),
-            "headers": headers,
-            "seq": records.seq,
-            "arrival_ms": records.arrival_ms,
-            "truth": records.truth,
-            "tag": records.tag,
-        },
-        schema=PARQUET_SCHEMA,
-    )
+            lines = columns.json_lines(table)
+            out.write(line_bytes(lines))
+            progress(len(lines))
 
 
 def write_parquet(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
     """A Parquet file with :data:`PARQUET_SCHEMA`, one row group per chunk."""
+    columns = KafkaColumns(simulation)
     with pq.ParquetWriter(path, PARQUET_SCHEMA) as writer:
         for table in simulation.chunks():
-            records = kafka_records(simulation, table)
-            writer.write_table(_arrow(records))
-            progress(len(records))
+            writer.write_table(columns.parquet_table(table))
+            progress(len(table["seq"]))
 
 
 def kafka_lines(simulation: Simulation, table: Table) -> list[str]:
     """A chunk as JSON lines of Kafka-shaped records (the ``jsonl`` format's lines)."""
-    return _json_lines(kafka_records(simulation, table))
+    return KafkaColumns(simulation).json_lines(table).to_pylist()  # type: ignore[no-any-return]
+
+
+def _chunk_bytes(
+    simulation: Simulation,
+    table: Table,
+    columns: KafkaColumns | None,
+    lines_of: Callable[[Simulation, Table], list[str]] | None,
+) -> tuple[bytes | memoryview, list[int]]:
+    """A chunk's lines back to back as UTF-8, and where each starts (then the end)."""
+    if columns is not None:
+        lines = columns.json_lines(table)
+        return line_bytes(lines), line_offsets(lines).tolist()
+    assert lines_of is not None
+    encoded = [line.encode() for line in lines_of(simulation, table)]
+    return b"".join(encoded), [0, *itertools.accumulate(map(len, encoded))]
 
 
 def write_spark_dir(
     simulation: Simulation,
     path: Path,
     progress: Progress = _quiet,
-    lines_of: Callable[[Simulation, Table], list[str]] = kafka_lines,
+    lines_of: Callable[[Simulation, Table], list[str]] | None = None,
 ) -> None:
     """One JSON lines file per batch (``batch-00000000.jsonl``, ...), modification times
     strictly increasing in batch order so Spark's file source (``maxFilesPerTrigger=1``)
     reads them as one micro-batch each, in order; ``_batches.json`` lists them (Spark
     ignores files starting with ``_``). ``lines_of`` renders a chunk (default: Kafka-shaped
-    records). Raises InvalidInput without batching knobs."""
+    records, as :func:`kafka_lines`). Raises InvalidInput without batching knobs."""
     knobs = simulation.knobs
     if knobs.batch_size is None and knobs.batch_interval_ms is None:
         raise InvalidInput(
@@ -266,27 +200,29 @@ def write_spark_dir(
         last_mtime_ms = mtime_ms
         manifest.append(entry)
 
+    columns = KafkaColumns(simulation) if lines_of is None else None
     current: dict[str, Any] | None = None
-    out: IO[str] | None = None
+    out: IO[bytes] | None = None
     for table in simulation.chunks():
-        lines = lines_of(simulation, table)
-        batches = table["batch"].tolist()
-        for line, batch, seq, arrival in zip(
-            lines, batches, table["seq"].tolist(), table["arrival"].tolist(), strict=True
-        ):
+        data, ends = _chunk_bytes(simulation, table, columns, lines_of)
+        count = len(ends) - 1
+        batches, seqs, arrivals = table["batch"], table["seq"], table["arrival"]
+        runs = [0, *(np.flatnonzero(batches[1:] != batches[:-1]) + 1).tolist(), count] if count else []
+        for first, stop in itertools.pairwise(runs):  # records of one batch
+            batch = int(batches[first])
             if current is None or current["batch"] != batch:
                 if out is not None and current is not None:
                     out.close()
                     close(current)
                 name = f"batch-{len(manifest):08d}.jsonl"
-                current = {"batch": batch, "file": name, "records": 0, "first_seq": seq}
-                out = (path / name).open("w", encoding="utf-8")
+                current = {"batch": batch, "file": name, "records": 0, "first_seq": int(seqs[first])}
+                out = (path / name).open("wb")
             assert out is not None
-            out.write(line)
-            current["records"] += 1
-            current["last_seq"] = seq
-            current["last_arrival_ms"] = arrival
-        progress(len(lines))
+            out.write(data[ends[first] : ends[stop]])
+            current["records"] += stop - first
+            current["last_seq"] = int(seqs[stop - 1])
+            current["last_arrival_ms"] = int(arrivals[stop - 1])
+        progress(count)
     if out is not None and current is not None:
         out.close()
         close(current)

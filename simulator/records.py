@@ -20,6 +20,8 @@ from windtunnel.simulator.simulation import TAG_NAMES, Simulation
 from windtunnel.simulator.truth import TRUTH_NAMES
 
 TIMESTAMP_TYPE_CODES: Final = {"CreateTime": 0, "LogAppendTime": 1}
+ATTACK_NAMES: Final = ("brute_force", "password_spraying")
+"""``wt-attack`` header values are ``NAME:ID`` with NAME ``ATTACK_NAMES[ID % 2]``."""
 Header = tuple[str, str]
 
 
@@ -64,10 +66,9 @@ def kafka_records(simulation: Simulation, table: Table) -> Records:
     for row in np.flatnonzero(table["dup_of"] >= 0).tolist():
         headers[row].append(("wt-dup-of", str(int(table["dup_of"][row]))))
     if "attack" in table:
-        names = ("brute_force", "password_spraying")
         for row in np.flatnonzero(table["attack"] >= 0).tolist():
             attack = int(table["attack"][row])
-            headers[row].append(("wt-attack", f"{names[attack % 2]}:{attack}"))
+            headers[row].append(("wt-attack", f"{ATTACK_NAMES[attack % 2]}:{attack}"))
     return Records(
         topic=knobs.topic,
         timestamp_type=type_code,
