@@ -7,7 +7,9 @@ the page shows; ```sh / ```bash blocks without prompts are scripts, one command 
 scratch copy of ``examples/`` and ``docs/`` (one per page, commands in page order, so a
 command can read what an earlier one wrote); their exit code must be 0, or 1 when the
 page shows a failure, and every line of the shown output (``...`` lines aside; decimal
-numbers such as timings compared as ``N``) must appear in that order in the real output.
+numbers such as timings compared as ``N``; a line ending in `` ...`` matches any line that
+starts with the rest) must appear in that order in the real output. ``pytest FILES`` runs
+as a subprocess there (the plugin collecting scenario files).
 Python blocks run with ``exec`` in a fresh namespace in the same scratch directory.
 
 Commands that need Spark run only with the ``spark`` marker (as subprocesses of the
@@ -212,7 +214,12 @@ def assert_shown(snippet: Snippet, output: str) -> None:
         if not line.strip() or line.strip() == "...":
             continue
         wanted = _normal(line)
-        while at < len(actual) and actual[at] != wanted:
+        prefix = wanted.endswith(" ...")  # "text ..." stands for a line starting with text
+        if prefix:
+            wanted = wanted.removesuffix("...")
+        while at < len(actual) and not (
+            actual[at].startswith(wanted) if prefix else actual[at] == wanted
+        ):
             at += 1
         assert at < len(actual), (
             f"{snippet.page}:{snippet.line}: `{snippet.text}` no longer prints\n  {line}\n"
@@ -342,4 +349,7 @@ def test_shown_output_is_compared() -> None:
     assert_shown(snippet, "a 2.0 s\nb\nc\n")
     with pytest.raises(AssertionError, match="no longer prints"):
         assert_shown(snippet, "c\na 2.0 s\n")
+    assert_shown(Snippet("x.md", 1, "shell", "w", ("run took ...",)), "run took 3 s (fast)\n")
+    with pytest.raises(AssertionError):
+        assert_shown(Snippet("x.md", 1, "shell", "w", ("run took ...",)), "run failed\n")
     assert expected_exit(Snippet("x.md", 1, "shell", "w", ("divergence: x",))) == 1
