@@ -97,7 +97,7 @@ RULE_DOCS: Final[dict[str, str]] = {
     "session_order": "sessions sit behind a per-key reorder buffer, one open session per key, late "
     "before clock - tolerance or the last released event (reorder, Tenzir 6.20), or out-of-order "
     "events join, extend and merge open sessions (merge; session_late, closed_session, "
-    "session_close_at and session_cap then apply)",
+    "session_cap, idle_closed_window and batch clocks apply only then)",
     "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
     "(immediate) or once the event-time clock is d past the largest time seen when the window "
     "changed (delayed)",

@@ -133,6 +133,10 @@ FLINK = Profile(
         "trailing_ends": "not applicable (Flink has no trailing windows)",
         "trailing_cadence": "not applicable (Flink has no trailing windows)",
         "session_cap": "not applicable (Flink sessions have no caps)",
+        "session_order": f'{FLINK_SOURCE}: "An element is late only if every window it belongs to '
+        'after session merging satisfies maxTimestamp + allowedLateness <= watermark" (sessions '
+        "merge: EventTimeSessionWindows is a MergingWindowAssigner)",
+        "trailing_late": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
     },
     kinds=("fixed", "session"),
@@ -190,6 +194,8 @@ SPARK_PROFILE = Profile(
         "trailing_ends": "not applicable (Spark has no trailing windows)",
         "trailing_cadence": "not applicable (Spark has no trailing windows)",
         "session_cap": "not applicable (Spark sessions have no caps)",
+        "session_order": f'{SPARK}: "a late row can merge backwards into an open session"',
+        "trailing_late": "not applicable (Spark has no trailing windows)",
         **_other_engines("Spark"),
     },
     kinds=("fixed", "session"),

@@ -11,11 +11,20 @@ Per key, events pass a reorder buffer before they reach a session (docs/semantic
   exactly ``gap`` joins) or more than ``max_duration`` after its first closes it and
   opens a new one; an event exactly ``max_duration`` after the first, or the one that
   brings it to ``max_events``, joins and closes it;
-- then the open session closes when the watermark is past ``last + gap``.
+- then the open session closes when the watermark is past ``last + gap`` (rule
+  ``session_close_at``: ``reaches`` closes at equality, ``max_timestamp`` 1 ms before).
 
 So sessions never merge and never reach backwards: one session is open per key, and
 its events are aggregated in time order. ``idle_timeout`` releases the whole buffer
-and closes the session; end of input does the same (rule ``end_of_input``).
+and closes the session; end of input does the same (rule ``end_of_input``). A session
+reports ``[first, last]`` (both included) or ``[first, last + gap)`` (rule
+``session_ends``). An injected watermark ``{watermark: T}`` (W1) moves every key's clock
+to ``T + tolerance`` (never back; keys seen later start there), releases and closes.
+
+The merging rules ``session_late``, ``closed_session``, ``session_cap`` and
+``idle_closed_window`` have no meaning here (the buffer decides lateness, a session never
+reaches backwards; an event after an idle close starts a new session, as Tenzir 6.20
+does): their alternative values are input errors naming ``session_order: merge``.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.rules import close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
@@ -74,11 +84,17 @@ class ReorderSessionOperator(Operator):
             ("clock_moves", ("batch", "batch_inclusive")),
             ("late_test", ("record",)),
             ("empty_windows", ("emit",)),
+            ("session_cap", ("passes",)),
+            ("idle_closed_window", ("reopen",)),
+            ("close_order", ("opened",)),
         ):
             unsupported_rules(rules, f"session (session_order: reorder; {fix})", **{name: bad})
         self.spec = spec
         self.rules = rules
         self.inclusive = rules.session_gap == "inclusive"
+        # the open session closes once the watermark >= last + gap + this (session_close_at)
+        self._close_offset_ms = close_point_offset_ms(rules.session_close_at, 0)
+        self._floor_ms: int | None = None  # clock of keys seen after an injected watermark
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
@@ -86,6 +102,7 @@ class ReorderSessionOperator(Operator):
     def _key(self, group: Group) -> ReorderKey:
         if group.state is None:
             group.state = ReorderKey()
+            group.state.clock_ms = self._floor_ms
         return group.state  # type: ignore[no-any-return]
 
     def on_event(
@@ -111,8 +128,15 @@ class ReorderSessionOperator(Operator):
         key.last_wall_ms = ctx.wall_ms
         cutoff = key.clock_ms - tolerance
         self._release(group, key, cutoff, ctx, out)
+        self._close_if_due(group, key, ctx, out)
+
+    def _close_if_due(self, group: Group, key: ReorderKey, ctx: Context, out: list[Output]) -> None:
+        """Close the open session once the watermark reaches its close point."""
         session = key.session
-        if session is not None and self._beyond_gap(cutoff, session):
+        if session is None or key.clock_ms is None:
+            return
+        close_ms = session.last_ms + self.spec.gap_ms + self._close_offset_ms
+        if key.clock_ms - self.spec.tolerance_ms >= close_ms:
             self._close(group, key, "close", ctx, out)
 
     def _late(self, seq: int, t_ms: int, group: Any, why: str) -> Drop:
@@ -170,7 +194,8 @@ class ReorderSessionOperator(Operator):
         if session is None:
             return
         key.session = None
-        window = WindowRef(session.first_ms, session.last_ms)
+        end_ms = session.last_ms + self.spec.gap_ms if self.rules.session_ends == "gap" else session.last_ms
+        window = WindowRef(session.first_ms, end_ms)
         partial = reason != "close"
         if ctx.trace is not None:
             deliver_all(ctx.trace, (seq for seq, _ in session.events), group.value, window)
@@ -195,23 +220,75 @@ class ReorderSessionOperator(Operator):
         idle_ms = self.spec.idle_timeout_ms
         if idle_ms is None:
             return
+        chunks = []
         for group in ctx.groups.values():
             key = group.state
             if key is None or (key.session is None and not key.buffer):
                 continue
             if key.last_wall_ms + idle_ms <= ctx.wall_ms:
-                self._flush(group, "idle_timeout", ctx, out)
+                chunk: list[Output] = []
+                self._flush(group, "idle_timeout", ctx, chunk)
+                chunks.append((group.index, chunk))
+        out.extend(_window_time_order(chunks))
+
+    def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
+        """Rule W1: every key's clock moves to ``to_ms + tolerance`` (never back); keys
+        first seen later start there. Releases and closes what the watermark reaches."""
+        clock_ms = to_ms + self.spec.tolerance_ms
+        if self._floor_ms is None or clock_ms > self._floor_ms:
+            self._floor_ms = clock_ms
+        for group in ctx.groups.values():
+            key = group.state
+            if key is None or (key.clock_ms is not None and key.clock_ms >= clock_ms):
+                continue
+            key.clock_ms = clock_ms
+            self._release(group, key, to_ms, ctx, out)
+            self._close_if_due(group, key, ctx, out)
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         groups = [g for g in ctx.groups.values() if g.state is not None]
         if self.rules.end_of_input == "discard":
+            if ctx.trace is not None:  # the buffered and open events lost at end of input
+                for group in groups:
+                    self._trace_lost(group, group.state, ctx)
             return
+        chunks = []
         for group in groups:
-            self._flush(group, "end_of_input", ctx, out)
+            chunk: list[Output] = []
+            self._flush(group, "end_of_input", ctx, chunk)
+            chunks.append((group.index, chunk))
+        out.extend(_window_time_order(chunks))
+
+    def _trace_lost(self, group: Group, key: ReorderKey, ctx: Context) -> None:
+        """Tell the trace which session each lost event was in (buffered ones: their own)."""
+        assert ctx.trace is not None
+        session = key.session
+        if session is not None:
+            window = WindowRef(session.first_ms, session.last_ms)
+            deliver_all(ctx.trace, (seq for seq, _ in session.events), group.value, window)
+        for t_ms, seq, _ in key.buffer:
+            ctx.trace.delivered(seq, group.value, WindowRef(t_ms, t_ms))
 
     def clock_view(self, ctx: Context) -> ClockView:
         keys = [g for g in ctx.groups.values() if g.state is not None]
         return keyed_view(((g.value, g.state.clock_ms) for g in keys), self.spec.tolerance_ms)
+
+
+def _window_time_order(chunks: list[tuple[int, list[Output]]]) -> list[Output]:
+    """The outputs of several keys closed by one step, in window-time order (rule
+    ``close_order: window_time``): by session end, then start, then key (first seen
+    first); a key's own outputs are already in that order and keep it."""
+    if len(chunks) == 1:
+        return chunks[0][1]
+    tagged = []
+    for index, chunk in chunks:
+        for position, output in enumerate(chunk):
+            window = output.window if isinstance(output, Emission) else None
+            end_ms = window.end_ms if window is not None else None
+            start_ms = window.start_ms if window is not None else None
+            tagged.append(((end_ms or 0, start_ms or 0, index, position), output))
+    tagged.sort(key=lambda pair: pair[0])
+    return [output for _, output in tagged]
 
 
 def session_operator(query: Query, ctx: Context) -> Operator:

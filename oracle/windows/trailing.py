@@ -7,7 +7,8 @@ with duplicate timestamps only the events up to the trigger in stream order. It 
 emitted at once (reason ``close``). Without ``every`` each event triggers; with
 ``every`` an event triggers when it is at least ``every`` after the previous trigger
 of its group (rule ``trailing_cadence``; or, ``grid``, when it lies in a later
-epoch-aligned ``every`` bucket than that trigger), and an event that ends up in no emitted
+epoch-aligned ``every`` bucket than that trigger; under ``from_first`` the group's first
+event starts the cadence without firing), and an event that ends up in no emitted
 window is dropped with reason
 ``no_window`` (as soon as a trigger passes it, or at end of input). There is no
 late drop: every event is in its own window or waits for the next trigger.
@@ -51,6 +52,7 @@ class TrailingOperator(Operator):
         self.every_ms = spec.every_ms
         self.closed = ctx.rules.trailing_ends == "closed"
         self.grid = ctx.rules.trailing_cadence == "grid"
+        self.from_first = ctx.rules.trailing_cadence == "from_first"
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
@@ -62,6 +64,10 @@ class TrailingOperator(Operator):
         if key is None:
             key = group.state = TrailingKey()
         insort(key.events, (t_ms, event.seq, event.payload), key=_time_seq)
+        if self.every_ms is not None and key.last_trigger_ms is None and self.from_first:
+            key.last_trigger_ms = t_ms  # the first event starts the cadence, without firing
+            key.waiting.append((t_ms, event.seq))
+            return
         if self.every_ms is not None and key.last_trigger_ms is not None and not self.triggers(
             t_ms, key.last_trigger_ms, self.every_ms
         ):

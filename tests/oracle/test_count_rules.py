@@ -30,23 +30,26 @@ def values(*vs: int, **fields: Any) -> Any:
 
 
 def test_tumbling_count_windows_emit_when_full_and_flush_the_partial_last_window() -> None:
+    # offsets 0 1 2 | 3 4 5 | 6 . .   the partial window reports its nominal range [6, 9)
+    # (Tenzir 6.20, C1: $window.begin/finish of the flushed window are 6 and 9)
     result = run(Query(CountWindows(3), aggregate=TOTAL), values(1, 2, 3, 4, 5, 6, 7))
     assert windows(result) == [
         (None, 0, 3, 3, "count", False),
         (None, 3, 6, 3, "count", False),
-        (None, 6, 7, 1, "end_of_input", True),
+        (None, 6, 9, 1, "end_of_input", True),
     ]
     assert [e.after_seq for e in result.emissions[:2]] == [2, 5]
     assert [e.row["total"] for e in result.emissions] == [6, 15, 7]
 
 
 def test_hopping_count_windows_overlap_by_count_minus_every() -> None:
-    # count 3, every 2:  [0 1 2]  [2 3 4]  [4 ...
+    # count 3, every 2:  [0 1 2]  [2 3 4]  [4 . .)  the partial window keeps its nominal
+    # range [4, 7) (C1)
     result = run(Query(CountWindows(3, every=2), aggregate=TOTAL), values(10, 11, 12, 13, 14))
     assert windows(result) == [
         (None, 0, 3, 3, "count", False),
         (None, 2, 5, 3, "count", False),
-        (None, 4, 5, 1, "end_of_input", True),
+        (None, 4, 7, 1, "end_of_input", True),
     ]
     assert [e.row["total"] for e in result.emissions] == [33, 39, 14]
 

@@ -61,8 +61,10 @@ def test_per_event_clock_ignores_batches() -> None:
 @pytest.mark.parametrize(("moves", "late"), [("event", [2]), ("batch_inclusive", [2]), ("batch", [])])
 def test_clock_moves_on_sessions(moves: str, late: list[int]) -> None:
     # gap 5: batch [0, 20] then [3]: per event and batch_inclusive, (0) is final before 3
-    # arrives; under batch the late test still uses the clock before batch 0
-    result = run(Query(SessionWindows(5), aggregate=COUNT), batches([0, 20], [3]), rules=Rules(clock_moves=moves))
+    # arrives; under batch the late test still uses the clock before batch 0 (batch clocks
+    # are the merging session model's, session_order: merge: flink, spark, timeplus)
+    rules = Rules(clock_moves=moves, session_order="merge")
+    result = run(Query(SessionWindows(5), aggregate=COUNT), batches([0, 20], [3]), rules=rules)
     assert [d.seq for d in result.drops] == late
 
 

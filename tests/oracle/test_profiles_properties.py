@@ -116,8 +116,10 @@ def test_count_windows_chunk_each_groups_offsets(window: CountWindows, items: tu
     expected = []
     for key, n in per_key.items():
         for start in range(0, n, window.hop):
-            expected.append((key, start, min(start + window.count, n)))
-    got = [(e.group, e.window.start_offset, e.window.end_offset) for e in result.emissions]
+            # a partial last window keeps its nominal range [start, start + count) (C1) and
+            # holds the events up to the key's last offset
+            expected.append((key, start, start + window.count, min(start + window.count, n) - start))
+    got = [(e.group, e.window.start_offset, e.window.end_offset, e.row["n"]) for e in result.emissions]
     assert sorted(got, key=str) == sorted(expected, key=str)
 
 

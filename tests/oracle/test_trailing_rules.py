@@ -43,23 +43,50 @@ def test_duplicate_timestamps_include_only_events_up_to_the_trigger_in_stream_or
     assert windows(result) == [(0, 5, [0]), (0, 5, [0, 1]), (0, 5, [0, 1, 2])]
 
 
-def test_out_of_order_events_see_earlier_events_in_range_but_not_later_ones() -> None:
-    # 4 then 10 then 6: the window of 6 is [1, 6] and holds 4 and 6 (10 is outside)
+def test_an_event_behind_its_keys_clock_is_late() -> None:
+    # Tenzir 6.20 (rule trailing_late: clock, T3): 4, 10, then 6 is behind the clock 10:
+    #   [-1 .. 4]  [5 .. 10]   6 x late
     result = run(Query(TrailingWindows(5), aggregate=COUNT), times(4, 10, 6))
+    assert windows(result) == [(-1, 4, [0]), (5, 10, [1])]
+    assert [(d.seq, d.reason) for d in result.drops] == [(2, "late")]
+
+
+def test_out_of_order_events_see_earlier_events_in_range_but_not_later_ones() -> None:
+    # trailing_late: none: 4 then 10 then 6: the window of 6 is [1, 6] and holds 4 and 6
+    # (10 is outside)
+    result = run(Query(TrailingWindows(5), aggregate=COUNT), times(4, 10, 6), rules=Rules(trailing_late="none"))
     assert windows(result)[2] == (1, 6, [0, 2])
 
 
-def test_every_cadence_triggers_only_events_every_apart_and_drops_events_no_window_covers() -> None:
-    # size 2, every 5: triggers 0 and 6; events 1 and 3 wait, and window [4, 6] misses them;
-    # 7 waits for a trigger that never comes
-    result = run(Query(TrailingWindows(2, every_ms=5), aggregate=COUNT), times(0, 1, 3, 6, 7))
-    assert windows(result) == [(-2, 0, [0]), (4, 6, [3])]
-    assert [(d.seq, d.reason) for d in result.drops] == [(1, "no_window"), (2, "no_window"), (4, "no_window")]
+@pytest.mark.parametrize("late", ["clock", "none"])
+@pytest.mark.parametrize(
+    ("cadence", "expected", "dropped"),
+    [
+        # from_first (Tenzir 6.20, T3): 0 starts the cadence without firing; 1, 3 wait;
+        # 6 >= 0 + 5 fires [4, 6], which misses 0, 1, 3; 7 waits for a trigger that never comes
+        ("from_first", [(4, 6, [3])], [0, 1, 2, 4]),
+        # since_last: 0 fires; 6 fires [4, 6], which misses 1 and 3; 7 waits
+        ("since_last", [(-2, 0, [0]), (4, 6, [3])], [1, 2, 4]),
+    ],
+)
+def test_every_cadence_triggers_only_events_every_apart_and_drops_events_no_window_covers(
+    late: str, cadence: str, expected: list[Any], dropped: list[int]
+) -> None:
+    # size 2, every 5, events 0 1 3 6 7 (in order: both trailing_late values agree)
+    rules = Rules(trailing_cadence=cadence, trailing_late=late)
+    result = run(Query(TrailingWindows(2, every_ms=5), aggregate=COUNT), times(0, 1, 3, 6, 7), rules=rules)
+    assert windows(result) == expected
+    assert [(d.seq, d.reason) for d in result.drops] == [(s, "no_window") for s in dropped]
 
 
-def test_every_cadence_delivers_waiting_events_the_next_window_covers() -> None:
-    result = run(Query(TrailingWindows(10, every_ms=5), aggregate=COUNT), times(0, 1, 2, 6))
-    assert windows(result) == [(-10, 0, [0]), (-4, 6, [0, 1, 2, 3])]
+@pytest.mark.parametrize(
+    ("cadence", "expected"),
+    [("from_first", [(-4, 6, [0, 1, 2, 3])]), ("since_last", [(-10, 0, [0]), (-4, 6, [0, 1, 2, 3])])],
+)
+def test_every_cadence_delivers_waiting_events_the_next_window_covers(cadence: str, expected: list[Any]) -> None:
+    # size 10, every 5, events 0 1 2 6: the window of 6, [-4, 6], holds every waiting event
+    result = run(Query(TrailingWindows(10, every_ms=5), aggregate=COUNT), times(0, 1, 2, 6), rules=Rules(trailing_cadence=cadence))
+    assert windows(result) == expected
     assert result.drops == []
 
 

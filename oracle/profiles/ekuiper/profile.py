@@ -127,6 +127,11 @@ EKUIPER = register(
             "silent)",
             "session_cap": "not applicable to ekuiper: its own operator cuts sessions at grid "
             "ticks (kept default)",
+            "session_order": "not applicable to ekuiper: its own session operator applies "
+            "(kept default)",
+            "trailing_late": f'{EKUIPER_SOURCE}: "a record with ts < watermark is dropped on '
+            "arrival even when its window is still open\" (lateness is the per-record test, "
+            "rule late_test; a sliding window itself drops nothing)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
         },

@@ -75,6 +75,8 @@ KDB = register(
                 "session_ends")},
             "trailing_ends": "not applicable to kdb: it has no per-event windows (kept default)",
             "trailing_cadence": "not applicable to kdb: it has no per-event windows (kept default)",
+            "trailing_late": "not applicable to kdb: it has no per-event windows (kept default)",
+            "session_order": "not applicable to kdb: it has no session windows (kept default)",
             "timeout_closes": "not applicable to kdb (a Timeplus EMIT TIMEOUT rule; kept default)",
             "where_placement": "not applicable to kdb (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to kdb (an eKuiper rule; kept default)",

@@ -83,6 +83,11 @@ TIMEPLUS = register(
             'window will be discarded."',
             "trailing_ends": "not applicable to timeplus: no per-event windows (kept default)",
             "trailing_cadence": "not applicable to timeplus: no per-event windows (kept default)",
+            "trailing_late": "not applicable to timeplus: no per-event windows (kept default)",
+            "session_order": f'{PROTON_TESTS}: "Sessions: an open session reports window_end = '
+            "max_ts + 1 ms; a closed one last + timeout\" (spans that grow with events and "
+            "close by the watermark; how out-of-order events join is not measured: the merging "
+            "model the other session rules of this profile describe, kept)",
             "passthrough_close": "not applicable to timeplus (a kdb+ rule; kept default)",
             "where_placement": "not applicable to timeplus (an eKuiper WHERE rule; kept default)",
             "first_window": "not applicable to timeplus (an eKuiper rule; kept default)",
