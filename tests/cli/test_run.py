@@ -128,7 +128,7 @@ def test_run_writes_the_oracle_outputs_with_progress(spark: Any, files: Path) ->
     rows = [r.asDict() for r in spark.read.json(str(out)).collect()]
     summary = sorted((r["type"], r["reason"], r["group"], r["end_ms"], r["wall_ms"]) for r in rows)
     assert summary == [
-        ("drop", "late", None, 10000, None),
+        ("drop", "late", '"b"', 10000, None),
         ("emit", "end_of_input", '"b"', 20000, 13000),
         ("emit", "idle_timeout", '"a"', 10000, 12000),
         ("emit", "idle_timeout", '"b"', 10000, 12000),
