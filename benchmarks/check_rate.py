@@ -1,0 +1,99 @@
+"""Scenarios checked per minute on Spark: one query per scenario against many per query.
+
+For the exact operator (``spark``) and the stock mapping (``spark-stock``), on the same
+generated scenarios (one spec, streams from ``simulator.strategies.streams``), in one
+session: (a) one query per scenario (``replay_on_spark`` / ``replay_stock``) on the first
+``--solo`` scenarios, (b) the batched targets (``conformance.spark_targets``) on all of
+them. Prints scenarios/min for each and the ratio. A warm-up query runs first.
+
+    python benchmarks/check_rate.py --scenarios 200 --solo 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Callable
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from windtunnel.conformance.spark_targets import exact_target, stock_target
+from windtunnel.conformance.targets import Target
+from windtunnel.oracle.model.stream import Item
+from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
+from windtunnel.simulator.strategies import streams
+from windtunnel.spark_impl.replay import replay_on_spark
+from windtunnel.spark_impl.session import spark_session
+from windtunnel.spark_impl.stock import replay_stock
+
+SPEC = """
+window: {size: 10s, every: 5s, tolerance: 2s}
+group_by: key
+aggregate: {n: count(), total: sum(value)}
+input: []
+"""
+
+
+def generated(count: int, events: int) -> list[tuple[Item, ...]]:
+    """``count`` streams drawn by Hypothesis (batches, disorder, up to ``events`` events)."""
+    found: list[tuple[Item, ...]] = []
+    strategy = st.lists(
+        streams(min_events=1, max_events=events, keys=3, max_step_ms=5000,
+                max_disorder_ms=8000, with_batches=True),
+        min_size=count, max_size=count,
+    )
+
+    @settings(max_examples=3, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def draw(value: list[tuple[Item, ...]]) -> None:
+        found[:] = value
+
+    draw()
+    return found
+
+
+def rate(count: int, seconds: float) -> float:
+    return 60.0 * count / seconds
+
+
+def measure(
+    name: str, scenarios: list[Scenario], solo_count: int,
+    solo_run: Callable[[Scenario], object], target: Target,
+) -> None:
+    start = time.perf_counter()
+    for scenario in scenarios[:solo_count]:
+        solo_run(scenario)
+    solo = rate(solo_count, time.perf_counter() - start)
+    start = time.perf_counter()
+    target.run_many(scenarios)
+    batched = rate(len(scenarios), time.perf_counter() - start)
+    print(f"{name}: one query per scenario {solo:.1f} scenarios/min; batched "
+          f"{batched:.1f} scenarios/min ({len(scenarios)} scenarios); ratio {batched / solo:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", type=int, default=200)
+    parser.add_argument("--solo", type=int, default=6)
+    parser.add_argument("--events", type=int, default=8)
+    parser.add_argument("--stock-scenarios", type=int, default=40)
+    args = parser.parse_args()
+    spark = spark_session()
+    spark.sparkContext.setLogLevel("ERROR")
+    spec = parse_scenario(load_yaml(SPEC))
+    items = generated(args.scenarios, args.events)
+    exact = [dataclasses.replace(spec, items=i) for i in items]
+    stock_spec = parse_scenario(load_yaml("profile: spark\n" + SPEC))
+    stock = [dataclasses.replace(stock_spec, items=i) for i in items]
+    exact_target(spark).run_many(exact[:2])  # warm-up: session, first query
+    measure("spark (exact operator)", exact, args.solo,
+            lambda s: replay_on_spark(s, spark), exact_target(spark))
+    measure("spark-stock", stock[: args.stock_scenarios], args.solo,
+            lambda s: replay_stock(s, spark), stock_target(spark))
+
+
+if __name__ == "__main__":
+    main()
