@@ -1,0 +1,302 @@
+"""The exact operator's fast path: ``foreachBatch`` micro-batches, the vectorised step on the
+driver, state versioned by micro-batch id.
+
+Each micro-batch's rows (the operator's input rows, :func:`operator.prepare` with one
+bucket: typed columns when the time and key fields allow, else the JSON payload) come to
+the process running ``foreachBatch`` as one Arrow table (``DataFrame.toArrow``); the
+vectorised step (:class:`~windtunnel.spark_impl.fast.FastStep`: per-key clocks as running
+maxima in seq order, the late test per target window against the key's clock before the
+event, windows close when the key's clock reaches ``end + offset``) runs over all keys at
+once, starting from the state version of the previous micro-batch
+(:class:`~windtunnel.spark_impl.batch_state.BatchStateStore`). The output rows (the
+operator's schema, ``schema.OUTPUT_DDL``) go to the sink, then the new state version is
+written. A replayed micro-batch (same id after a restart) reads the same state version and
+overwrites its output file and its state version, so nothing is lost or duplicated.
+
+One bucket holds every key, so the wall clock is the stream's (no ``clock`` rows needed)
+and the output equals the oracle's row for row. It skips ``transformWithStateInPandas``,
+its state store and its per-micro-batch Python round trips (``benchmarks/spark_exact.py``
+measures both, and the floor of each API). The step runs in one Python process: the path
+uses one core for the window logic; keys spread over executors only on the general path.
+
+Eligible (:func:`eligible`): what :func:`windtunnel.spark_impl.fast.eligible` covers (fixed
+windows on an event field, no ``idle_timeout``, no ``aggregate_by``, default rules but
+``close_at``/``end_of_input``) with the virtual (arrival) wall clock. Everything else runs
+on the general operator (:func:`windtunnel.spark_impl.operator.apply_window`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from windtunnel.oracle.engine import DEFAULT_RULES
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Query
+from windtunnel.spark_impl.batch_state import BatchStateStore, Version
+from windtunnel.spark_impl.fast import FastStep
+from windtunnel.spark_impl.fast import eligible as fast_eligible
+from windtunnel.spark_impl.fast_frames import empty_frame
+from windtunnel.spark_impl.schema import INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, OUTPUT_DDL
+
+FILE_FORMATS = ("json", "parquet")
+STATE_DIR = "windtunnel-batch-state"
+"""The state versions' directory inside the query's checkpoint directory."""
+
+
+def eligible(query: Query, rules: Rules = DEFAULT_RULES, *, clock: str = "arrival") -> bool:
+    """True when the fast path gives the operator's rows: the vectorised step covers the
+    query and the wall clock is virtual (the system clock needs processing-time timers)."""
+    return clock == "arrival" and fast_eligible(query, rules)
+
+
+# ---------------------------------------------------------------- sinks
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutput:
+    """Output rows as one file per micro-batch in ``path`` (``json`` lines with nulls left
+    out, as Spark writes them, or ``parquet`` with the operator's schema), named after the
+    micro-batch id: a replayed micro-batch overwrites its file."""
+
+    path: str
+    fmt: str = "json"
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FILE_FORMATS:
+            raise InvalidInput("format", self.fmt, "unknown output format", "use json or parquet")
+
+    def file(self, name: str) -> Path:
+        return Path(self.path) / f"part-{name}-windtunnel.{self.fmt}"
+
+    def __call__(self, out: pd.DataFrame, name: str, spark: Any) -> None:
+        target = self.file(name)
+        if not len(out):
+            target.unlink(missing_ok=True)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.tmp")
+        if self.fmt == "json":
+            temporary.write_text("".join(json_line(r) for r in out.to_dict("records")))
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(arrow_table(out), temporary)
+        os.replace(temporary, target)
+
+
+@dataclass(frozen=True, slots=True)
+class DataFrameOutput:
+    """Output rows as a DataFrame (``schema.OUTPUT_DDL``) handed to ``function(df, name)``
+    (``name``: the micro-batch id as text, or ``end`` for the end-of-input flush)."""
+
+    function: Callable[[Any, str], None]
+
+    def __call__(self, out: pd.DataFrame, name: str, spark: Any) -> None:
+        self.function(spark.createDataFrame(arrow_table(out).to_pandas(), OUTPUT_DDL), name)
+
+
+Output = FileOutput | DataFrameOutput
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """One output row as a JSON line, null fields left out (as Spark's JSON writer does)."""
+    kept = {k: _plain(v) for k, v in record.items() if v is not None and v is not pd.NA}
+    return json.dumps(kept, separators=(",", ":")) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def arrow_table(out: pd.DataFrame) -> Any:
+    """Output rows as an Arrow table with the operator's column types."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field(
+            name,
+            pa.int64() if name in INT_OUTPUT_COLUMNS else pa.bool_() if name == "partial" else pa.string(),
+        )
+        for name in OUTPUT_COLUMNS
+    ]
+    return pa.Table.from_pandas(out[list(OUTPUT_COLUMNS)], schema=pa.schema(fields), preserve_index=False)
+
+
+# ---------------------------------------------------------------- the micro-batch function
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Names of the input's stream columns (as :func:`operator.apply_window` takes them)."""
+
+    seq: str = "seq"
+    arrival_ms: str | None = "arrival_ms"
+    kind: str | None = None
+    after_seq: str | None = None
+    payload: str | None = None
+
+
+class ExactBatches:
+    """The ``foreachBatch`` function: one micro-batch through the vectorised step.
+
+    ``state_dir`` holds the state versions (a path the process running ``foreachBatch``
+    can write: the driver, or the Spark Connect server); ``output`` writes the rows.
+    """
+
+    def __init__(
+        self,
+        query: Query,
+        output: Output,
+        state_dir: str,
+        *,
+        rules: Rules = DEFAULT_RULES,
+        time_unit_ms: int = 1,
+        start_wall_ms: int = 0,
+        columns: Columns = Columns(),
+    ) -> None:
+        self.query = query
+        self.step = FastStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+        self.output = output
+        self.state_dir = state_dir
+        self.columns = columns
+
+    def rows(self, df: Any) -> pd.DataFrame:
+        """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed columns)
+        as pandas, integer columns nullable."""
+        import pyarrow as pa
+
+        from windtunnel.spark_impl.operator import prepare
+
+        c = self.columns
+        prepared = prepare(
+            df, self.query, buckets=1, seq=c.seq, arrival_ms=c.arrival_ms, kind=c.kind,
+            after_seq=c.after_seq, payload=c.payload, typed=self.step.count_only,
+        ).drop("bucket")
+        table = prepared.toArrow()
+        return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        store = BatchStateStore(self.state_dir)
+        previous = store.before(batch_id)
+        state = self.step.new_state() if previous is None else previous.state
+        out = self.step.run(state, [self.rows(df)])
+        out = empty_frame() if out is None else out
+        self.output(out, str(batch_id), df.sparkSession)
+        store.save(Version(batch_id, state, len(out)))
+
+    def finish(self, spark: Any) -> int:
+        """End of input after the last micro-batch: flush what the newest state version holds
+        open (output name ``end``: a second call writes the same rows again, not new ones).
+        Returns the rows written."""
+        latest = BatchStateStore(self.state_dir).latest()
+        if latest is None:
+            return 0
+        out = self.step.finish(latest.state)
+        out = empty_frame() if out is None else out
+        self.output(out, "end", spark)
+        return len(out)
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRun:
+    """One finished micro-batch of the fast path (rows in from Spark's progress)."""
+
+    batch_id: int
+    rows_in: int
+    rows_out: int
+    duration_ms: int
+
+
+def start(
+    df: Any, batches: ExactBatches, checkpoint: str, trigger: dict[str, Any] | None = None
+) -> Any:
+    """Start the streaming query running ``batches`` per micro-batch (default trigger
+    ``availableNow``); the state versions live in ``batches.state_dir``."""
+    writer = (
+        df.writeStream.foreachBatch(batches)
+        .option("checkpointLocation", checkpoint)
+        .trigger(**(trigger or {"availableNow": True}))
+    )
+    return writer.start()
+
+
+def state_dir_of(checkpoint: str) -> str:
+    """Where the state versions of the query checkpointed at ``checkpoint`` live."""
+    return str(Path(checkpoint) / STATE_DIR)
+
+
+def progress(query: Any, state_dir: str, seen: set[int]) -> list[BatchRun]:
+    """Micro-batches finished since ``seen`` (updated), with data or output."""
+    store = BatchStateStore(state_dir)
+    found: list[BatchRun] = []
+    for item in query.recentProgress:
+        data = item if isinstance(item, dict) else json.loads(item.json)
+        batch_id = int(data.get("batchId", -1))
+        if batch_id < 0 or batch_id in seen:
+            continue
+        rows_in = data.get("numInputRows")
+        if rows_in is None:
+            rows_in = sum(int(s.get("numInputRows") or 0) for s in data.get("sources") or [])
+        try:
+            rows_out = store.rows_out(batch_id)
+        except FileNotFoundError:  # ran no micro-batch function (no new data)
+            rows_out = 0
+        seen.add(batch_id)
+        if rows_in or rows_out:
+            duration = int((data.get("durationMs") or {}).get("triggerExecution", 0))
+            found.append(BatchRun(batch_id, int(rows_in), rows_out, duration))
+    return found
+
+
+def wait(
+    query: Any, state_dir: str, timeout_s: float | None, on_batch: Callable[[BatchRun], None] | None
+) -> tuple[list[BatchRun], bool, Any]:
+    """Wait for ``query`` to end (or ``timeout_s``); (micro-batches, timed out, error)."""
+    seen: set[int] = set()
+    runs: list[BatchRun] = []
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    timed_out = False
+
+    def collect() -> None:
+        for run in progress(query, state_dir, seen):
+            runs.append(run)
+            if on_batch is not None:
+                on_batch(run)
+
+    try:
+        while query.isActive:
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                break
+            query.awaitTermination(0.5)
+            collect()
+        collect()
+        error = query.exception()
+    finally:
+        query.stop()
+    return runs, timed_out, error
+
+
+__all__ = [
+    "BatchRun",
+    "Columns",
+    "DataFrameOutput",
+    "ExactBatches",
+    "FileOutput",
+    "eligible",
+    "start",
+    "state_dir_of",
+    "wait",
+]
