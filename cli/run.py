@@ -14,6 +14,10 @@ from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.oracle.model.timeparse import parse_duration_ms
 
 KAFKA_PREFIX = "kafka://"
+KAFKA_READER_NAMES = {
+    "connector": "Spark's Kafka connector (format kafka)",
+    "python": "windtunnel's Python Kafka source (no connector jar on the classpath)",
+}
 
 
 def parse_kafka(source: str) -> tuple[str, str]:
@@ -87,7 +91,8 @@ def run_command(
     on Spark, exact per event (default profile), and write every emission and drop.
 
     SOURCE is what `windtunnel generate` wrote (a spark-dir directory, a .jsonl or a
-    .parquet file) or kafka://HOST:PORT/TOPIC (needs Spark's Kafka connector). Progress
+    .parquet file) or kafka://HOST:PORT/TOPIC (Spark's Kafka connector when it is on the
+    classpath, else windtunnel's Python Kafka source; the [kafka] extra). Progress
     (micro-batches, rows in and out) goes to stderr. Exits 2 on invalid input.
     """
     with requires_extra("spark", "windtunnel run"):
@@ -121,13 +126,18 @@ def run_command(
         raise InvalidInput("--out", out, "is a file", "give a directory")
     target = Sink(kind, path=out)
 
-    from windtunnel.spark_impl.job import kafka_source, records_source, run_job
+    from windtunnel.spark_impl.job import kafka_job_rows, kafka_records, records_source, run_job
     from windtunnel.spark_impl.session import spark_session
 
     spark = spark_session(master, remote)
     _quiet_logs(spark)
     if kafka is not None:
-        rows = kafka_source(spark, bootstrap=kafka[0], topic=kafka[1])
+        raw, reader = kafka_records(spark, bootstrap=kafka[0], topic=kafka[1], reader="auto")
+        rows = kafka_job_rows(raw)
+        if not quiet:
+            click.echo(
+                f"kafka: reading topic {kafka[1]} with {KAFKA_READER_NAMES[reader]}", err=True
+            )
     else:
         rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=not no_end)
     totals = [0, 0]

@@ -13,8 +13,9 @@ Sources (each a streaming DataFrame of job input rows; in
   ``rows_per_batch`` records per micro-batch, in seq order; with ``end_of_input`` an
   ``end`` row rides in the last micro-batch, so open windows flush exactly once.
 - :func:`kafka_source`: Spark's ``format("kafka")`` (needs the connector on the
-  classpath: :data:`KAFKA_PACKAGE`); seq from the ``wt-seq`` header, arrival from the
-  record timestamp.
+  classpath: :data:`KAFKA_PACKAGE`), or with ``reader="python"``/``"auto"`` windtunnel's
+  Python Kafka data source (no jar; :mod:`windtunnel.spark_impl.kafka_source`); seq
+  from the ``wt-seq`` header, arrival from the record timestamp.
 - :func:`dataframe_source`: any user DataFrame (streaming or batch).
 
 Sinks (:class:`Sink`): JSON lines or Parquet directory, console, memory table, or a
@@ -56,7 +57,10 @@ from windtunnel.spark_impl.sources import (
     JOB_INPUT_COLUMNS,
     JOB_INPUT_DDL,
     KAFKA_PACKAGE,
+    KAFKA_READERS,
     dataframe_source,
+    kafka_job_rows,
+    kafka_records,
     kafka_source,
     records_format,
     records_source,
@@ -425,11 +429,14 @@ __all__ = [
     "JOB_INPUT_COLUMNS",
     "JOB_INPUT_DDL",
     "KAFKA_PACKAGE",
+    "KAFKA_READERS",
     "BatchProgress",
     "JobReport",
     "JobSpec",
     "Sink",
     "dataframe_source",
+    "kafka_job_rows",
+    "kafka_records",
     "kafka_source",
     "load_spec",
     "records_format",

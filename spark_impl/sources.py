@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, InputPartition
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
+from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.spark_impl.operator import json_payload, kind_column, row_columns
 from windtunnel.spark_impl.schema import END, EVENT
 from windtunnel.spark_impl.scripted import OneBatchPerOffset
@@ -244,40 +245,69 @@ def records_source(
 # ---------------------------------------------------------------- other sources
 
 
-def kafka_source(
+KAFKA_READERS = ("auto", "connector", "python")
+"""``connector``: Spark's ``format("kafka")`` (the JVM connector jar); ``python``:
+windtunnel's Python data source (:mod:`windtunnel.spark_impl.kafka_source`, no jar);
+``auto``: the connector when it is on the classpath, else the Python source."""
+
+
+def _connector_missing(exc: Exception) -> bool:
+    text = str(exc)
+    return "KAFKA_DATA_SOURCE_NOT_ENABLED" in text or "Failed to find data source: kafka" in text
+
+
+def kafka_records(
     spark: Any,
     *,
     bootstrap: str,
     topic: str,
     options: dict[str, str] | None = None,
-) -> DataFrame:
-    """A streaming DataFrame of job input rows from Kafka ``topic`` (``format("kafka")``).
+    reader: str = "connector",
+) -> tuple[DataFrame, str]:
+    """Kafka records of ``topic`` as Spark's Kafka source gives them (headers included),
+    and the reader that gives them (``connector`` or ``python``, see :data:`KAFKA_READERS`).
 
-    ``seq`` comes from the record header ``wt-seq`` (as ``windtunnel generate --format
-    kafka`` writes it), ``arrival_ms`` from the record timestamp (use LogAppendTime
-    topics for arrival times), ``payload`` from the value (JSON text). Needs Spark's
-    Kafka connector: start Spark with ``--packages`` :data:`KAFKA_PACKAGE` (or
-    ``spark.jars.packages``); raises EngineUnavailable when it is not on the classpath.
+    Both readers start at the earliest offsets and take the same ``options`` (Spark's
+    Kafka source option names). Raises EngineUnavailable when ``reader="connector"`` and
+    the connector is not on the classpath, InvalidInput for an unknown reader.
     """
-    reader = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("includeHeaders", "true")
-    )
-    for key, value in (options or {}).items():
-        reader = reader.option(key, value)
-    try:
-        raw = reader.load()
-    except Exception as exc:
-        text = str(exc)
-        if "KAFKA_DATA_SOURCE_NOT_ENABLED" in text or "Failed to find data source: kafka" in text:
-            raise EngineUnavailable(
-                "Spark's Kafka connector is not on the classpath: start Spark with "
-                f"--packages {KAFKA_PACKAGE} (or conf spark.jars.packages={KAFKA_PACKAGE})"
-            ) from exc
-        raise
+    if reader not in KAFKA_READERS:
+        raise InvalidInput(
+            "reader", reader, "unknown Kafka reader", f"use one of {', '.join(KAFKA_READERS)}"
+        )
+    settings = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "includeHeaders": "true",
+        **(options or {}),
+    }
+    if reader != "python":
+        try:
+            raw = spark.readStream.format("kafka").options(**settings).load()
+            raw.schema  # noqa: B018  (analysis: Spark Connect finds a missing source only here)
+            return raw, "connector"
+        except Exception as exc:
+            if not _connector_missing(exc):
+                raise
+            if reader == "connector":
+                raise EngineUnavailable(
+                    "Spark's Kafka connector is not on the classpath: start Spark with "
+                    f"--packages {KAFKA_PACKAGE} (or conf spark.jars.packages={KAFKA_PACKAGE}), "
+                    "or read with reader='python' (windtunnel's Python Kafka source)"
+                ) from exc
+    with requires_extra("kafka", "reading Kafka without Spark's connector"):
+        import confluent_kafka  # noqa: F401
+    from windtunnel.spark_impl.kafka_source import register
+
+    return spark.readStream.format(register(spark)).options(**settings).load(), "python"
+
+
+def kafka_job_rows(raw: DataFrame) -> DataFrame:
+    """Job input rows from Kafka records: ``seq`` from the header ``wt-seq`` (as
+    ``windtunnel generate --format kafka`` writes it), ``arrival_ms`` from the record
+    timestamp (use LogAppendTime topics, or generate with ``timestamp_type=LogAppendTime``,
+    for arrival times), ``payload`` from the value (JSON text)."""
     seq_header = F.filter(F.col("headers"), lambda h: h["key"] == F.lit("wt-seq"))
     return raw.select(
         F.lit(EVENT).alias("kind"),
@@ -286,6 +316,26 @@ def kafka_source(
         F.lit(None).cast("long").alias("after_seq"),
         F.col("value").cast("string").alias("payload"),
     )
+
+
+def kafka_source(
+    spark: Any,
+    *,
+    bootstrap: str,
+    topic: str,
+    options: dict[str, str] | None = None,
+    reader: str = "connector",
+) -> DataFrame:
+    """A streaming DataFrame of job input rows from Kafka ``topic`` (see :func:`kafka_job_rows`).
+
+    ``reader="connector"`` (the default) is Spark's ``format("kafka")``: start Spark with
+    ``--packages`` :data:`KAFKA_PACKAGE` (or ``spark.jars.packages``); raises
+    EngineUnavailable when it is not on the classpath. ``reader="python"`` reads with
+    windtunnel's Python data source (confluent-kafka, no jar); ``"auto"`` picks the
+    connector when present. The rows are the same either way.
+    """
+    raw, _ = kafka_records(spark, bootstrap=bootstrap, topic=topic, options=options, reader=reader)
+    return kafka_job_rows(raw)
 
 
 def dataframe_source(
