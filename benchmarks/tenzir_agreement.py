@@ -24,7 +24,7 @@ from windtunnel.conformance.targets import oracle_outputs
 from windtunnel.conformance.tenzir_target import tenzir_binary, tenzir_target, tenzir_version
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 
-AGG = {"n": "count()", "s": "sum(x)", "xs": "collect(x)", "first_x": "first(x)"}
+AGG = {"n": "count()", "s": "sum(x)", "xs": "collect(x)", "first_x": "first(x)", "m": "avg(x)"}
 
 SPECS: dict[str, list[dict[str, object]]] = {
     "fixed": [
@@ -58,6 +58,18 @@ SPECS: dict[str, list[dict[str, object]]] = {
         {"window": {"kind": "trailing", "size": "10s", "every": "4s"}, "group_by": ["k"],
          "aggregate": AGG},
         {"window": {"kind": "trailing", "size": "5s"}, "group_by": ["k"]},
+        {"window": {"kind": "trailing", "size": "10s", "tolerance": "4s"}, "group_by": ["k"],
+         "aggregate": AGG},
+        {"window": {"kind": "trailing", "size": "10s", "every": "3s", "trigger": "x >= 3"},
+         "aggregate": AGG},
+    ],
+    "trailing_count": [
+        {"window": {"kind": "trailing", "count": 3}, "aggregate": AGG},
+        {"window": {"kind": "trailing", "count": 4, "every": 2}, "group_by": ["k"],
+         "aggregate": AGG},
+        {"window": {"kind": "trailing", "count": 3, "every": 2, "trigger": "x != 4"},
+         "aggregate": AGG},
+        {"window": {"kind": "trailing", "count": 2, "trigger": "x > 2"}, "group_by": ["k"]},
     ],
 }
 

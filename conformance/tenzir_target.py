@@ -42,6 +42,7 @@ from windtunnel.conformance.targets import TargetRun
 from windtunnel.conformance.tql import (
     EventInfo,
     Prepared,
+    avg_columns,
     ms_of_iso,
     pipeline,
     prepare,
@@ -53,6 +54,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
 )
 from windtunnel.oracle.scenario import Scenario
@@ -244,6 +246,9 @@ def _row(query: Query, record: dict[str, Any], ref: WindowRef) -> dict[str, Any]
             row[aggregation.name] = ref.start_ms
         elif aggregation.function == "window_end":
             row[aggregation.name] = ref.end_ms
+        elif aggregation.function == "avg":
+            total, n = (record.get(column) for column in avg_columns(aggregation.name))
+            row[aggregation.name] = total / n if n else None
         else:
             row[aggregation.name] = record.get(aggregation.name)
     return row
@@ -269,6 +274,8 @@ def _judged(
         return ref, "count" if full else "end_of_input", not full
     if isinstance(spec, TrailingWindows):
         return WindowRef(ms_of_iso(raw["start"]), ms_of_iso(raw["end"])), "close", False
+    if isinstance(spec, TrailingCountWindows):
+        return WindowRef(start_offset=int(raw["begin"]), end_offset=int(raw["finish"])), "close", False
     if isinstance(spec, SessionWindows):
         first, last = min(times), max(times)
         ref = WindowRef(first, last)
@@ -303,6 +310,9 @@ def _drops(spec: Any, prepared: Prepared, received: set[int]) -> list[Drop]:
         if info.unusable is not None:
             drops.append(Drop(info.seq, info.unusable, (), "dropped by tenzir", group))
             continue
+        if isinstance(spec, TrailingCountWindows):  # no event time: never late
+            drops.append(Drop(info.seq, "no_window", (), "dropped by tenzir (no_window)", group))
+            continue
         assert info.t_ms is not None
         reason = "late"
         windows: tuple[WindowRef, ...] = ()
@@ -313,7 +323,9 @@ def _drops(spec: Any, prepared: Prepared, received: set[int]) -> list[Drop]:
             windows = tuple(WindowRef(s, s + spec.size_ms) for s in sorted(starts))
         elif isinstance(spec, SessionWindows):
             windows = (WindowRef(info.t_ms, info.t_ms),)
-        elif isinstance(spec, TrailingWindows) and (before is None or info.t_ms >= before):
+        elif isinstance(spec, TrailingWindows) and (
+            before is None or info.t_ms >= before - spec.tolerance_ms
+        ):
             reason = "no_window"
         drops.append(Drop(info.seq, reason, windows, f"dropped by tenzir ({reason})", group))
     return drops

@@ -23,7 +23,9 @@ lists (:mod:`windtunnel.conformance.tenzir_target`).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,6 +39,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
 )
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
@@ -89,7 +92,7 @@ def window_options(query: Query) -> str:
     """
     spec = query.window
     on = getattr(spec, "on", None)
-    if on == NOW and not isinstance(spec, CountWindows):
+    if on == NOW and not isinstance(spec, CountWindows | TrailingCountWindows):
         raise InvalidSpec(
             "window.on",
             on,
@@ -138,12 +141,67 @@ def window_options(query: Query) -> str:
         if spec.every_ms is not None:
             parts.append(f"every={duration_tql(spec.every_ms)}")
         parts.append("on=__t")
+        if spec.tolerance_ms:
+            parts.append(f"tolerance={duration_tql(spec.tolerance_ms)}")
+        if spec.trigger is not None:
+            parts.append(f"trigger={condition_tql(spec.trigger.text)}")
+    elif isinstance(spec, TrailingCountWindows):
+        parts.append(f"size={spec.count}")
+        parts.append("trailing=true")
+        if spec.every is not None:
+            parts.append(f"every={spec.every}")
+        if spec.trigger is not None:
+            parts.append(f"trigger={condition_tql(spec.trigger.text)}")
     else:
         raise InvalidSpec(
             "window.kind", spec.kind, "the tenzir target has no translation for this kind",
             "use fixed, session, count or trailing",
         )
     return ", ".join(parts)
+
+
+_CONDITION_TOKEN = re.compile(
+    r"\s*(?:(?P<num>-?\d+(?:\.\d+)?)|(?P<str>'[^']*'|\"[^\"]*\")|(?P<op><=|>=|<>|!=|==|=|<|>)"
+    r"|(?P<paren>[()])|(?P<word>[A-Za-z_][\w.]*))"
+)
+_CONDITION_WORDS = {"and": "and", "or": "or", "not": "not", "true": "true", "false": "false",
+                    "null": "null"}
+
+
+def condition_tql(text: str) -> str:
+    """A condition of the scenario grammar (``oracle/model/conditions.py``) as a TQL
+    expression. A comparison with a missing or null field is false there (SQL's unknown);
+    TQL's ``null != 4`` is true, so each field operand is guarded by ``!= null``.
+    Comparisons between values of different types still differ (not translated)."""
+    tokens = [(m.lastgroup, m.group(m.lastgroup)) for m in _CONDITION_TOKEN.finditer(text)
+              if m.lastgroup is not None]
+    out: list[str] = []
+    index = 0
+    while index < len(tokens):
+        kind, value = tokens[index]
+        if kind == "op" and index + 1 < len(tokens) and out:
+            left = out.pop()
+            right_kind, right = tokens[index + 1]
+            right = _operand(right_kind, right)
+            guards = [f"{operand} != null" for operand, is_field in
+                      ((left, tokens[index - 1][0] == "word"), (right, right_kind == "word"))
+                      if is_field and operand not in ("true", "false", "null")]
+            op = {"=": "==", "<>": "!="}.get(value, value)
+            out.append("(" + " and ".join([*guards, f"{left} {op} {right}"]) + ")")
+            index += 2
+            continue
+        out.append(_operand(kind, value) if kind in ("num", "str", "word") else value)
+        index += 1
+    return " ".join(out).replace("( ", "(").replace(" )", ")")
+
+
+def _operand(kind: str, value: str) -> str:
+    if kind == "str":
+        return json.dumps(value[1:-1])
+    if kind == "word":
+        word = _CONDITION_WORDS.get(value.lower())
+        return word if word is not None else _path(value)
+    return value
 
 
 def body(query: Query) -> str:
@@ -161,9 +219,21 @@ def body(query: Query) -> str:
                 "has no TQL counterpart", f"use one of {', '.join(_FUNCTIONS)}",
             )
         argument = "" if aggregation.field is None else _path(aggregation.field)
+        if aggregation.function == "avg":
+            # Tenzir's mean() can differ from sum / count in the last bit of a double: the
+            # target divides the sum by the count of the numbers itself, as the oracle does
+            total, n = avg_columns(aggregation.name)
+            columns.append(f"{total}=sum({argument}), {n}=count({argument})")
+            continue
         columns.append(f"{_quoted(aggregation.name)}={function}({argument})")
     columns.append("__seqs=collect(__seq)")
     return f"summarize {', '.join(columns)}\n    __w = $window"
+
+
+def avg_columns(name: str) -> tuple[str, str]:
+    """The hidden ``summarize`` columns (sum, count) an ``avg`` aggregate ``name`` is read from."""
+    index = hashlib.sha1(name.encode()).hexdigest()[:10]
+    return f"__avg_sum_{index}", f"__avg_n_{index}"
 
 
 def pipeline(query: Query) -> str:

@@ -13,6 +13,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
 )
 from windtunnel.oracle.model.stream import Item
@@ -103,6 +104,7 @@ register_operator(FixedWindows)(FixedOperator)
 register_operator(SessionWindows)(session_operator)
 register_operator(CountWindows)(CountOperator)
 register_operator(TrailingWindows)(trailing_operator)
+register_operator(TrailingCountWindows)(trailing_operator)
 
 
 def operator_factory(spec_type: type, profile: str) -> OperatorFactory | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.loading import read_scenario_data
+from windtunnel.oracle.model.conditions import parse_condition
 from windtunnel.oracle.model.errors import InvalidScenario, InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
@@ -22,6 +23,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
     WindowSpec,
 )
@@ -264,15 +266,32 @@ def _count(block: Mapping[str, Any], time_unit: str, rules: Rules) -> CountWindo
     )
 
 
-@window_kind("trailing", ("size", "every", "on"))
-def _trailing(block: Mapping[str, Any], time_unit: str, rules: Rules) -> TrailingWindows:
+@window_kind("trailing", ("size", "count", "every", "on", "tolerance", "trigger"))
+def _trailing(
+    block: Mapping[str, Any], time_unit: str, rules: Rules
+) -> TrailingWindows | TrailingCountWindows:
+    trigger = (
+        None if block.get("trigger") is None
+        else parse_condition(block["trigger"], "window.trigger")
+    )
+    if block.get("count") is not None:
+        for key in ("size", "on", "tolerance"):
+            if block.get(key) is not None:
+                raise InvalidScenario(
+                    f"window.{key}", block[key],
+                    "does not apply to trailing count windows (count: events, no event time)",
+                    f"remove {key}, or give size instead of count for a duration window",
+                )
+        return TrailingCountWindows(count=block["count"], every=block.get("every"), trigger=trigger)
     size = duration(block, "size", time_unit)
     if size is None:
         raise InvalidScenario(
-            "window.size", None, "is required for trailing windows", "add size: 5min"
+            "window.size", None, "is required for trailing windows",
+            "add size: 5min (or count: 10 for the last 10 events)",
         )
     return TrailingWindows(
-        size_ms=size, on=block.get("on", "ts"), every_ms=duration(block, "every", time_unit)
+        size_ms=size, on=block.get("on", "ts"), every_ms=duration(block, "every", time_unit),
+        tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0, trigger=trigger,
     )
 
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
+from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.timeparse import format_duration
 
@@ -287,13 +288,17 @@ class TrailingWindows(WindowSpec):
 
     Ends per rule ``trailing_ends`` (both included by default); only events earlier in
     stream order (and the trigger) are in it. With ``every_ms``, only an event at least
-    ``every_ms`` after the previous trigger triggers. Raises InvalidSpec for a
-    non-positive size or hop.
+    ``every_ms`` after the previous trigger triggers (rule ``trailing_cadence``); with
+    ``trigger``, only an event for which the condition holds. ``tolerance_ms`` is the
+    reorder buffer's delay (rule ``trailing_late: clock``). Raises InvalidSpec for a
+    non-positive size or hop, or a negative tolerance.
     """
 
     size_ms: int
     on: str = "ts"
     every_ms: int | None = None
+    tolerance_ms: int = 0
+    trigger: Condition | None = None
 
     kind: ClassVar[str] = "trailing"
 
@@ -301,7 +306,31 @@ class TrailingWindows(WindowSpec):
         _positive("window.size", self.size_ms, "give a duration greater than 0, such as 5min")
         if self.every_ms is not None:
             _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         _check_on(self.on)
+
+
+@dataclass(frozen=True, slots=True)
+class TrailingCountWindows(WindowSpec):
+    """Trailing count windows: a triggering event at offset ``i`` of its group fires the
+    window over the group's last ``count`` events, offsets ``[max(0, i + 1 - count), i + 1)``
+    (end excluded). Without ``every`` every event triggers; with it, an event triggers once
+    ``every`` events arrived since the previous trigger (or the start); with ``trigger``,
+    only an event for which the condition holds. Event time is not read (``on`` is
+    ``now()``). Raises InvalidSpec for a non-positive count or hop.
+    """
+
+    count: int
+    every: int | None = None
+    trigger: Condition | None = None
+    on: str = NOW
+
+    kind: ClassVar[str] = "trailing"
+
+    def __post_init__(self) -> None:
+        _positive_count("window.count", self.count)
+        if self.every is not None:
+            _positive_count("window.every", self.every)
 
 
 def _positive_count(name: str, value: int) -> None:

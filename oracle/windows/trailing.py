@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import Query, TrailingWindows
 from windtunnel.oracle.model.stream import Event
@@ -53,6 +54,13 @@ class TrailingOperator(Operator):
         self.closed = ctx.rules.trailing_ends == "closed"
         self.grid = ctx.rules.trailing_cadence == "grid"
         self.from_first = ctx.rules.trailing_cadence == "from_first"
+        self.trigger = spec.trigger
+        if spec.tolerance_ms:
+            raise InvalidSpec(
+                "window.tolerance", spec.tolerance_ms,
+                "trailing windows without a clock (rule trailing_late: none) take every event: "
+                "a tolerance has no meaning", "remove tolerance, or set trailing_late: clock",
+            )
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
@@ -68,8 +76,9 @@ class TrailingOperator(Operator):
             key.last_trigger_ms = t_ms  # the first event starts the cadence, without firing
             key.waiting.append((t_ms, event.seq))
             return
-        if self.every_ms is not None and key.last_trigger_ms is not None and not self.triggers(
-            t_ms, key.last_trigger_ms, self.every_ms
+        if (self.trigger is not None and not self.trigger.holds(event.payload)) or (
+            self.every_ms is not None and key.last_trigger_ms is not None
+            and not self.triggers(t_ms, key.last_trigger_ms, self.every_ms)
         ):
             key.waiting.append((t_ms, event.seq))
             return

@@ -1,42 +1,52 @@
 """Trailing windows as Tenzir 6.20 runs them (rule ``trailing_late: clock``, the default).
 
-Per key (docs/semantics.md T3):
+Per key (docs/semantics.md T3, T4):
 
-- an event behind its key's clock (the largest event time seen) is late and dropped;
-  the rest arrive in time order, ties in stream order;
+- an event behind its key's watermark (the largest event time seen minus ``tolerance``)
+  or behind the last event released is late and dropped; the rest wait in a reorder
+  buffer and are released in time order (ties in stream order) once at or behind the
+  watermark (with tolerance 0 at once: an event behind the clock is late);
 - every event is retained while it is within ``size`` of the newest one;
 - an event at ``t`` fires the window ``[t - size, t]`` (rule ``trailing_ends``) over the
   retained events up to and including it, in time order. Without ``every`` every event
   fires; with ``every`` (rule ``trailing_cadence: from_first``) the group's first event
   starts the cadence without firing, and the next event at least ``every`` after the
-  last cadence start fires and starts the next one;
+  last cadence start fires and starts the next one; with ``trigger`` only an event for
+  which the condition holds fires (an event the cadence allows but the trigger refuses
+  does not restart the cadence);
+- at end of input the buffer is released (rule ``end_of_input: flush``) or its events
+  are dropped with ``no_window`` (``discard``);
 - an event that ends up in no fired window is dropped with reason ``no_window`` (when a
   fired window has left it behind, or at end of input), so nothing is lost silently.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.spec import Query, TrailingWindows
+from windtunnel.oracle.model.spec import Query, TrailingCountWindows, TrailingWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.trace import deliver_all
 from windtunnel.oracle.windows.trailing import TrailingOperator
+from windtunnel.oracle.windows.trailing_count import TrailingCountOperator
 
 
 class OrderedKey:
     """Per-key state: clock, retained events ``(t, seq, payload)``, the cadence origin
     and the events not yet in any fired window."""
 
-    __slots__ = ("clock_ms", "origin_ms", "retained", "waiting")
+    __slots__ = ("buffer", "clock_ms", "origin_ms", "released_ms", "retained", "waiting")
 
     def __init__(self) -> None:
         self.clock_ms: int | None = None
+        self.buffer: list[tuple[int, int, Mapping[str, Any]]] = []
+        self.released_ms: int | None = None
         self.origin_ms: int | None = None
         self.retained: deque[tuple[int, int, Mapping[str, Any]]] = deque()
         self.waiting: list[tuple[int, int]] = []
@@ -52,6 +62,9 @@ class OrderedTrailingOperator(Operator):
         self.every_ms = spec.every_ms
         self.closed = ctx.rules.trailing_ends == "closed"
         self.cadence = ctx.rules.trailing_cadence
+        self.tolerance_ms = spec.tolerance_ms
+        self.trigger = spec.trigger
+        self.discard = ctx.rules.end_of_input == "discard"
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
@@ -62,23 +75,52 @@ class OrderedTrailingOperator(Operator):
         key = group.state
         if key is None:
             key = group.state = OrderedKey()
-        if key.clock_ms is not None and t_ms < key.clock_ms:
+        watermark = None if key.clock_ms is None else key.clock_ms - self.tolerance_ms
+        behind = watermark if key.released_ms is None or watermark is None else max(
+            watermark, key.released_ms
+        )
+        if behind is not None and t_ms < behind:
             out.append(
                 Drop(
-                    event.seq, "late", (), f"event time {t_ms} is behind its key's clock "
-                    f"{key.clock_ms}: trailing windows take events in time order",
+                    event.seq, "late", (), f"event time {t_ms} is behind its key's watermark "
+                    f"{behind} (clock {key.clock_ms} - tolerance {self.tolerance_ms}, or the last "
+                    "released event): trailing windows take events in time order; raise "
+                    "tolerance to keep it",
                     group.value,
                 )
             )
             return
-        key.clock_ms = t_ms
+        key.clock_ms = t_ms if key.clock_ms is None else max(key.clock_ms, t_ms)
+        heapq.heappush(key.buffer, (t_ms, event.seq, event.payload))
+        self._release(group, key, key.clock_ms - self.tolerance_ms, ctx, out)
+
+    def _release(
+        self, group: Group, key: OrderedKey, cutoff: int | None, ctx: Context, out: list[Output]
+    ) -> None:
+        """Fire buffered events up to ``cutoff`` (all when None), in time order."""
+        while key.buffer and (cutoff is None or key.buffer[0][0] <= cutoff):
+            t_ms, seq, payload = heapq.heappop(key.buffer)
+            key.released_ms = t_ms
+            self._in_order(group, key, t_ms, seq, payload, ctx, out)
+
+    def _in_order(
+        self,
+        group: Group,
+        key: OrderedKey,
+        t_ms: int,
+        seq: int,
+        payload: Mapping[str, Any],
+        ctx: Context,
+        out: list[Output],
+    ) -> None:
+        """One released event: retained, and fires its window when it triggers."""
         start_ms = t_ms - self.size_ms
         retained = key.retained
         while retained and retained[0][0] < start_ms:
             retained.popleft()
-        retained.append((t_ms, event.seq, event.payload))
-        if not self._fires(key, t_ms):
-            key.waiting.append((t_ms, event.seq))
+        retained.append((t_ms, seq, payload))
+        if not self._fires(key, t_ms, payload):
+            key.waiting.append((t_ms, seq))
             return
         members = [e for e in retained if self.closed or e[0] > start_ms]
         self._drop_passed(key, start_ms, group.value, out)
@@ -96,14 +138,20 @@ class OrderedTrailingOperator(Operator):
         for row in self.aggregator.rows(state, start_ms, t_ms):
             out.append(Emission(ref, group.value, row, "close", ctx.after_seq, ctx.wall_ms))
 
-    def _fires(self, key: OrderedKey, t_ms: int) -> bool:
-        """Rule trailing_cadence for in-order events."""
+    def _fires(self, key: OrderedKey, t_ms: int, payload: Mapping[str, Any]) -> bool:
+        """Rule trailing_cadence and the trigger for in-order events."""
         every = self.every_ms
+        triggered = self.trigger is None or self.trigger.holds(payload)
         if every is None:
-            return True
+            return triggered
+        if key.origin_ms is None and self.cadence == "from_first":
+            key.origin_ms = t_ms  # the first event starts the cadence, trigger or not
+            return False
+        if not triggered:
+            return False
         if key.origin_ms is None:
             key.origin_ms = t_ms
-            return self.cadence != "from_first"
+            return True
         if self.cadence == "grid":
             fires = t_ms // every > key.origin_ms // every
         else:
@@ -125,6 +173,11 @@ class OrderedTrailingOperator(Operator):
             key = group.state
             if key is None:
                 continue
+            if self.discard:
+                key.waiting.extend((t_ms, seq) for t_ms, seq, _ in sorted(key.buffer))
+                key.buffer.clear()
+            else:
+                self._release(group, key, None, ctx, out)
             for t_ms, seq in key.waiting:
                 out.append(_no_window(seq, t_ms, group.value, "no window fired after it"))
             key.waiting.clear()
@@ -137,7 +190,9 @@ def _no_window(seq: int, t_ms: int, group: Any, why: str) -> Drop:
 def trailing_operator(query: Query, ctx: Context) -> Operator:
     """The trailing operator rule ``trailing_late`` names: ``clock`` (Tenzir 6.20: in
     time order, late behind the clock) or ``none`` (:class:`TrailingOperator`: every
-    event, in any order, is in its own window)."""
+    event, in any order, is in its own window); trailing count windows have their own."""
+    if isinstance(query.window, TrailingCountWindows):
+        return TrailingCountOperator(query, ctx)
     if ctx.rules.trailing_late == "clock":
         return OrderedTrailingOperator(query, ctx)
     return TrailingOperator(query, ctx)

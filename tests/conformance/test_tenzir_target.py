@@ -30,7 +30,7 @@ pytestmark = [
 
 AGG = {"n": "count()", "s": "sum(x)", "xs": "collect(x)", "lo": "min(x)",
        "d": "count_distinct(x)", "first_x": "first(x)", "last_x": "last(x)",
-       "start": "window_start()", "end": "window_end()"}
+       "start": "window_start()", "end": "window_end()", "mean": "avg(x)"}
 
 SPECS: dict[str, dict[str, Any]] = {
     "tumbling": {"window": {"kind": "fixed", "size": "10s"}, "aggregate": AGG},
@@ -59,6 +59,17 @@ SPECS: dict[str, dict[str, Any]] = {
     "trailing-every": {"window": {"kind": "trailing", "size": "10s", "every": "4s"},
                        "group_by": ["k"], "aggregate": AGG},
     "trailing-pass-through": {"window": {"kind": "trailing", "size": "5s"}},
+    "trailing-tolerance": {"window": {"kind": "trailing", "size": "10s", "tolerance": "4s"},
+                           "group_by": ["k"], "aggregate": AGG},
+    "trailing-every-trigger": {
+        "window": {"kind": "trailing", "size": "10s", "every": "3s", "trigger": "x >= 3"},
+        "aggregate": AGG},
+    "trailing-count": {"window": {"kind": "trailing", "count": 3}, "aggregate": AGG},
+    "trailing-count-every-trigger": {
+        "window": {"kind": "trailing", "count": 4, "every": 2, "trigger": "x != 4"},
+        "group_by": ["k"], "aggregate": AGG},
+    "trailing-count-pass-through": {"window": {"kind": "trailing", "count": 2,
+                                               "trigger": "x > 2"}},
 }
 
 

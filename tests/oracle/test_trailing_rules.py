@@ -130,3 +130,66 @@ def test_trailing_scenarios_parse_and_reject_bad_values() -> None:
         parse_scenario({"window": {"kind": "trailing"}, "input": []})
     with pytest.raises(InvalidSpec):
         TrailingWindows(5, every_ms=0)
+
+
+# --- Tenzir 6.20: tolerance, trigger and trailing count windows (T4, T5) -----------------------
+
+
+def _scenario_outputs(window: dict[str, Any], inputs: list[dict[str, Any]]) -> Result:
+    scenario = parse_scenario({"name": "t", "window": window, "input": inputs,
+                               "aggregate": {"n": "count()", "seqs": "collect(i)"}})
+    return run(scenario.query, scenario.items, rules=scenario.rules)
+
+
+def test_tolerance_puts_a_reorder_buffer_before_the_windows() -> None:
+    # size 3, tolerance 5 (T4): 10 waits (watermark 5); 5 and 5 are not behind it and wait;
+    # 4 is behind the watermark 5: late; 16 moves the watermark to 11 and releases 5 5 10,
+    # which fire in time order; 16 fires at end of input
+    #   [2 .. 5] [2 .. 5] [7 .. 10] [13 .. 16]      4 x
+    result = _scenario_outputs({"kind": "trailing", "size": 3, "tolerance": 5},
+                               [{"ts": t, "i": i} for i, t in enumerate([10, 5, 5, 4, 16])])
+    assert windows(result) == [(2, 5, [1]), (2, 5, [1, 2]), (7, 10, [0]), (13, 16, [4])]
+    assert [(d.seq, d.reason) for d in result.drops] == [(3, "late")]
+
+
+def test_a_trigger_fires_only_where_it_holds_and_the_cadence_waits_for_it() -> None:
+    # size 5, every 4, trigger i != 3 (T4): 0 starts the cadence; 6 (i=3) meets it but the
+    # trigger refuses and the cadence keeps running; 8 fires [3, 8]; 12 >= 8 + 4 fires
+    result = _scenario_outputs({"kind": "trailing", "size": 5, "every": 4, "trigger": "i != 3"},
+                               [{"ts": t, "i": i} for i, t in enumerate([0, 1, 3, 6, 8, 12])])
+    assert windows(result) == [(3, 8, [2, 3, 4]), (7, 12, [4, 5])]
+    assert [(d.seq, d.reason) for d in result.drops] == [(0, "no_window"), (1, "no_window")]
+
+
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [
+        # every event fires the last 3 events: [0, 1) [0, 2) [0, 3) [1, 4) [2, 5)
+        ({"count": 3}, [(0, 1), (0, 2), (0, 3), (1, 4), (2, 5)]),
+        # every 2nd event since the previous trigger; i = 3 refuses, so 4 fires, then 6
+        ({"count": 3, "every": 2, "trigger": "i != 3"}, [(0, 2), (2, 5)]),
+    ],
+)
+def test_trailing_count_windows_hold_the_last_count_events(window: dict[str, Any], expected: list[Any]) -> None:
+    # T5 (Tenzir 6.20: $window.begin/finish): offsets 0 1 2 3 4, no event time read
+    result = _scenario_outputs({"kind": "trailing", **window}, [{"i": i} for i in range(5)])
+    got = [(e.window.start_offset, e.window.end_offset) for e in result.emissions]
+    assert got == expected
+    assert all(e.row["n"] == end - start for e, (start, end) in zip(result.emissions, got, strict=True))
+    fired = {s for e in result.emissions for s in e.row["seqs"]}
+    assert sorted(d.seq for d in result.drops) == sorted(set(range(5)) - fired)
+
+
+@pytest.mark.parametrize(
+    ("window", "field"),
+    [({"count": 3, "size": 5}, "window.size"), ({"count": 3, "tolerance": 5}, "window.tolerance"),
+     ({"count": 0}, "window.count"), ({"size": 5, "trigger": "i >"}, "window.trigger")],
+)
+def test_invalid_trailing_options_name_the_field(window: dict[str, Any], field: str) -> None:
+    with pytest.raises((InvalidScenario, InvalidSpec), match=field):
+        parse_scenario({"name": "t", "window": {"kind": "trailing", **window}, "input": []})
+
+
+def test_a_tolerance_without_a_clock_is_an_input_error() -> None:
+    with pytest.raises(InvalidSpec, match="trailing_late: clock"):
+        run(Query(TrailingWindows(5, tolerance_ms=2), aggregate=COUNT), times(0), rules=Rules(trailing_late="none"))

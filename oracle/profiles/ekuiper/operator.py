@@ -22,6 +22,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
 )
 from windtunnel.oracle.model.stream import Event
@@ -90,7 +91,15 @@ def as_ekuiper(spec: object) -> EkuiperWindows:
         return ekuiper_from_session(spec)
     if isinstance(spec, CountWindows):
         return EkuiperWindows("count", count=spec.count, interval=spec.every)
+    if isinstance(spec, TrailingCountWindows):
+        raise InvalidSpec("window.count", spec.count, "eKuiper's SLIDINGWINDOW is a duration "
+                          "window", "give size, or use COUNTWINDOW (kind: count)")
     if isinstance(spec, TrailingWindows):
+        for option, value in (("tolerance", spec.tolerance_ms), ("trigger", spec.trigger)):
+            if value:
+                raise InvalidSpec(f"window.{option}", str(value), "eKuiper's SLIDINGWINDOW has "
+                                  f"no {option} (Tenzir's trailing windows do)",
+                                  f"remove {option} under ekuiper (or use OVER (WHEN))")
         if spec.every_ms is not None:
             raise InvalidSpec("window.every", spec.every_ms, "eKuiper's SLIDINGWINDOW has no "
                               "trigger cadence", "remove every under ekuiper (or use OVER (WHEN))")

@@ -22,6 +22,7 @@ from windtunnel.oracle.model.spec import (
     FixedWindows,
     Query,
     SessionWindows,
+    TrailingCountWindows,
     TrailingWindows,
 )
 from windtunnel.oracle.model.timeparse import parse_duration_ms
@@ -158,6 +159,7 @@ register_operator(FixedWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(SessionWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(CountWindows, profile="ekuiper")(ekuiper_operator)
 register_operator(TrailingWindows, profile="ekuiper")(ekuiper_operator)
+register_operator(TrailingCountWindows, profile="ekuiper")(ekuiper_operator)  # rejected
 
 _KEYS = ("type", "unit", "size", "hop", "delay", "timeout", "max_duration", "count", "interval",
          "on", "lateness", "timezone", "filter", "where", "having", "when")
