@@ -18,7 +18,7 @@ from windtunnel.oracle.model.spec import (
 )
 from windtunnel.oracle.model.stream import Item
 from windtunnel.oracle.profiles import PROFILES, check_supported
-from windtunnel.oracle.windows import count_fast, fixed_fast
+from windtunnel.oracle.windows import count_fast, fixed_fast, session_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator
@@ -49,6 +49,8 @@ def stream_outputs(
         return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     if count_fast.eligible(query, rules, profile):
         return count_fast.fast_outputs(query, items, rules, start_wall_ms)
+    if session_fast.eligible(query, rules, profile):
+        return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),
