@@ -240,8 +240,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "trailing-tie-late",
         "oracle/windows/trailing_ordered.py",
-        "if key.clock_ms is not None and t_ms < key.clock_ms:",
-        "if key.clock_ms is not None and t_ms <= key.clock_ms:",
+        "if behind is not None and t_ms < behind:",
+        "if behind is not None and t_ms <= behind:",
         "trailing windows drop an event at its key's clock (a duplicate timestamp) as late",
         TRAILING,
     ),
