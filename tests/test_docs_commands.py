@@ -216,7 +216,7 @@ def assert_shown(snippet: Snippet, output: str) -> None:
         wanted = _normal(line)
         prefix = wanted.endswith(" ...")  # "text ..." stands for a line starting with text
         if prefix:
-            wanted = wanted.removesuffix("...")
+            wanted = wanted.removesuffix(" ...")
         while at < len(actual) and not (
             actual[at].startswith(wanted) if prefix else actual[at] == wanted
         ):
