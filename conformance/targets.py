@@ -14,7 +14,10 @@ operator), ``spark-stock`` (the stock mapping) and a user's Spark job as
 
 Micro-batches: a scenario's ``batch`` items are micro-batches and lone events go one
 per micro-batch; ``advance`` items join the micro-batch being built; end of input rides
-in the last one (:func:`micro_batch_of_seq`).
+in the last one (:func:`micro_batch_of_seq`, :func:`micro_batch_of_items`). The oracle's
+outputs are tagged with the micro-batch of the input item during which they happened
+(:func:`oracle_micro_batches_of`): an idle window closed by a later ``advance`` or by a
+later event's arrival time comes out in that later micro-batch, as on Spark.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from windtunnel.oracle.engine import run
+from windtunnel.conformance.differential import canonical
+from windtunnel.oracle.engine import operator_for, run
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
 from windtunnel.oracle.model.results import Emission, Output
-from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
+from windtunnel.oracle.windows.driver import Driver
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,65 @@ def micro_batch_of_seq(items: Iterable[Item]) -> dict[int, int]:
     return found
 
 
+def micro_batch_of_items(items: Sequence[Item]) -> list[int]:
+    """The micro-batch of every item, numbered as :func:`micro_batch_of_seq` numbers
+    events: an ``advance`` belongs to the micro-batch being built, and the end of input
+    (and anything after the last micro-batch) to the last one."""
+    index = 0
+    pending = False
+    found: list[int] = []
+    for item in items:
+        if isinstance(item, Advance):
+            pending = True
+            found.append(index)
+        elif isinstance(item, Batch):
+            if pending:
+                index += 1
+            found.append(index)
+            index += 1
+            pending = False
+        elif isinstance(item, Event):
+            found.append(index)
+            index += 1
+            pending = False
+        else:
+            found.append(index if pending else max(index - 1, 0))
+    return found
+
+
+def oracle_micro_batches_of(
+    scenario: Scenario, outputs: Sequence[Output], profile: str | None = None
+) -> tuple[int | None, ...]:
+    """Per output of ``outputs`` (the oracle's for ``scenario`` under ``profile``), the
+    micro-batch of the input item during which the oracle produced it; None for drops.
+
+    The oracle is fed item by item (no fast path) and its outputs are matched to
+    ``outputs`` as multisets of canonical JSON lines, so the fast paths' outputs get the
+    same tags as the reference's."""
+    name = profile or scenario.profile.name
+    rules = profile_named(name).rules.with_overrides(dict(scenario.rule_overrides))
+    driver = Driver(
+        scenario.query,
+        lambda q, ctx: operator_for(q, ctx, name),
+        rules,
+        time_unit_ms=scenario.time_unit_ms,
+        start_wall_ms=scenario.start_wall_ms,
+        profile=name,
+    )
+    items = list(checked(scenario.items, scenario.start_wall_ms))
+    tags: dict[str, list[int]] = {}
+    for item, batch in zip(items, micro_batch_of_items(items), strict=True):
+        produced: list[Output] = []
+        driver.feed(item, produced)
+        for output in produced:
+            tags.setdefault(canonical(output, ()), []).append(batch)
+    found: list[int | None] = []
+    for output in outputs:
+        queue = tags.get(canonical(output, ()), [])
+        found.append(queue.pop(0) if isinstance(output, Emission) and queue else None)
+    return tuple(found)
+
+
 def oracle_micro_batches(
     outputs: Sequence[Output], items: Iterable[Item]
 ) -> tuple[int | None, ...]:
@@ -153,7 +217,7 @@ class OracleTarget:
         runs = []
         for scenario in scenarios:
             outputs = oracle_outputs(scenario, self.profile)
-            runs.append(TargetRun(outputs, oracle_micro_batches(outputs, scenario.items)))
+            runs.append(TargetRun(outputs, oracle_micro_batches_of(scenario, outputs, self.profile)))
         return runs
 
 
@@ -332,8 +396,10 @@ __all__ = [
     "callable_target",
     "describe_targets",
     "load_function",
+    "micro_batch_of_items",
     "micro_batch_of_seq",
     "oracle_micro_batches",
+    "oracle_micro_batches_of",
     "oracle_outputs",
     "oracle_target",
     "register_target",
