@@ -8,7 +8,9 @@ or pass-through) each get N/len(specs) generated streams (``windtunnel check``'s
 generator); all run on the engine (one ``tenzir`` process per spec) and under the
 oracle, and the script prints a markdown table: scenarios, agreeing, and the first K
 disagreements per kind. It needs the ``[tenzir]`` extra. The table in docs/engines.md
-comes from ``python benchmarks/tenzir_agreement.py --examples 200``.
+comes from ``python benchmarks/tenzir_agreement.py --examples 200``. ``idle_timeout``
+scenarios run paced in wall time (stable ones only, ``conformance/paced.py``): each call
+takes about 20 s whatever its size.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 
 from windtunnel.conformance.check import compare_run, describe_output
 from windtunnel.conformance.generate import generate
+from windtunnel.conformance.paced import Pacing, paced_variant
 from windtunnel.conformance.targets import oracle_outputs
 from windtunnel.conformance.tenzir_target import tenzir_binary, tenzir_target, tenzir_version
 from windtunnel.oracle.scenario import Scenario, parse_scenario
@@ -71,7 +74,19 @@ SPECS: dict[str, list[dict[str, object]]] = {
          "aggregate": AGG},
         {"window": {"kind": "trailing", "count": 2, "trigger": "x > 2"}, "group_by": ["k"]},
     ],
+    # paced through `delay` in wall time (conformance/paced.py): fewer, slower scenarios
+    "idle_timeout": [
+        {"window": {"kind": "fixed", "size": "10s", "idle_timeout": "300ms"}, "group_by": ["k"],
+         "aggregate": AGG},
+        {"window": {"kind": "fixed", "size": "10s", "every": "5s", "tolerance": "2s",
+                    "idle_timeout": "300ms"}, "group_by": ["k"], "aggregate": AGG},
+        {"window": {"kind": "session", "gap": "5s", "idle_timeout": "300ms"}, "group_by": ["k"],
+         "aggregate": AGG},
+        {"window": {"kind": "session", "gap": "5s", "tolerance": "3s", "max_events": 3,
+                    "idle_timeout": "300ms"}, "group_by": ["k"], "aggregate": AGG},
+    ],
 }
+PACING = Pacing(300)
 
 
 def specs(kind: str) -> Iterator[Scenario]:
@@ -103,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         count = agree = 0
         for spec in kind_specs:
             scenarios = list(generate(spec, per_spec, args.seed))
+            if kind == "idle_timeout":
+                paced = (paced_variant(s, PACING) for s in scenarios)
+                scenarios = [s for s in paced if s is not None]
             runs = target.run_many(scenarios)
             for scenario, got in zip(scenarios, runs, strict=True):
                 want = oracle_outputs(scenario)

@@ -40,10 +40,13 @@ from typing import Any
 
 from windtunnel.conformance.targets import TargetRun
 from windtunnel.conformance.tql import (
+    END_SID,
     EventInfo,
     Prepared,
     avg_columns,
     ms_of_iso,
+    paced,
+    paced_lines,
     pipeline,
     prepare,
 )
@@ -130,13 +133,20 @@ class TenzirTarget:
         runs: list[TargetRun | None] = [None] * len(scenarios)
         for text, indices in by_query.items():
             prepared = {sid: prepare(scenarios[sid], sid) for sid in indices}
-            lines = [line for sid in indices for line in prepared[sid].lines]
+            pace = paced(scenarios[indices[0]].query)
+            if pace:
+                lines = paced_lines([prepared[sid] for sid in indices])
+            else:
+                lines = [line for sid in indices for line in prepared[sid].lines]
             records = run_pipeline(self.binary, text, lines)
             per: dict[int, list[dict[str, Any]]] = defaultdict(list)
             for record in records:
                 per[int(record["__g"]["s"])].append(record)
+            end_e = max((_emitted(r) for r in per.get(END_SID, [])), default=None)
+            end_wall = max((prepared[sid].end_wall_ms for sid in indices), default=0)
+            timing = None if end_e is None else (end_e, end_wall)
             for sid in indices:
-                outputs = outputs_of(scenarios[sid].query, prepared[sid], per[sid])
+                outputs = outputs_of(scenarios[sid].query, prepared[sid], per[sid], timing)
                 runs[sid] = TargetRun(tuple(outputs))
         return [run for run in runs if run is not None]
 
@@ -188,8 +198,26 @@ def _windows(
     return list(found.values())
 
 
-def outputs_of(query: Query, prepared: Prepared, records: Sequence[dict[str, Any]]) -> list[Output]:
-    """The contract's outputs of one scenario from the engine's records."""
+IDLE_MARGIN_MS = 100
+"""In a paced run, a window not closed by its clock and emitted at least this long before
+the end marker was force-closed by ``idle_timeout``; later ones were flushed at the end."""
+
+
+def _emitted(record: dict[str, Any]) -> int:
+    """When a paced run emitted ``record`` (``__e``, epoch ms)."""
+    return ms_of_iso(str(record["__e"]))
+
+
+def outputs_of(
+    query: Query,
+    prepared: Prepared,
+    records: Sequence[dict[str, Any]],
+    pace: tuple[int, int] | None = None,
+) -> list[Output]:
+    """The contract's outputs of one scenario from the engine's records. ``pace``, for a
+    paced run: when the engine emitted the end marker (epoch ms) and the run's end wall
+    time; a window's reason then follows the clock of the events that had arrived when it
+    was emitted, and one emitted well before the end was force-closed (``idle_timeout``)."""
     spec = query.window
     passthrough = query.aggregate is None
     events = {info.seq: info for info in prepared.events}
@@ -205,15 +233,35 @@ def outputs_of(query: Query, prepared: Prepared, records: Sequence[dict[str, Any
         if "start" in window.raw and window.raw["start"] is not None:
             start = ms_of_iso(window.raw["start"])
             latest[window.group_index] = max(latest.get(window.group_index, start), start)
+    walls = dict(zip((info.seq for info in prepared.events), prepared.walls, strict=False))
     for window in windows:
         received.update(window.seqs)
         later = "start" in window.raw and (
             latest[window.group_index] > ms_of_iso(window.raw["start"])
             or _followed(window, windows)
         )
-        ref, reason, partial = _judged(
-            spec, window, events, clock.get(window.group_index), later, passthrough
-        )
+        key_clock = clock.get(window.group_index)
+        emitted_wall = None
+        if pace is not None and window.rows and "__e" in window.rows[0]:
+            end_emitted_ms, end_wall_ms = pace
+            emitted_wall = _emitted(window.rows[0]) - end_emitted_ms + end_wall_ms
+            seen = emitted_wall + IDLE_MARGIN_MS // 2  # events that had arrived by then
+            times = [i.t_ms for i in prepared.events if i.group_index == window.group_index
+                     and i.t_ms is not None and walls[i.seq] <= seen]
+            key_clock = max(times, default=None)
+            later = "start" in window.raw and any(
+                other.group_index == window.group_index and other.seqs and other is not window
+                and ms_of_iso(other.raw["start"]) >= ms_of_iso(window.raw["start"])
+                and min(other.seqs) > max(window.seqs, default=-1)
+                and min(walls[q] for q in other.seqs) <= seen
+                for other in windows
+            )
+        ref, reason, partial = _judged(spec, window, events, key_clock, later, passthrough)
+        if (
+            reason == "end_of_input" and emitted_wall is not None and pace is not None
+            and emitted_wall < pace[1] - IDLE_MARGIN_MS
+        ):
+            reason = "idle_timeout"
         group = prepared.groups[window.group_index]
         if passthrough:
             for seq in window.seqs:

@@ -236,15 +236,27 @@ def avg_columns(name: str) -> tuple[str, str]:
     return f"__avg_sum_{index}", f"__avg_n_{index}"
 
 
+def paced(query: Query) -> bool:
+    """Whether ``query``'s scenarios run paced in wall time (``idle_timeout``): each event
+    is released by ``delay`` at its arrival time ``__wms`` (wall ms from the run's start),
+    and each window records when it was emitted (``__e``)."""
+    return getattr(query.window, "idle_timeout_ms", None) is not None
+
+
 def pipeline(query: Query) -> str:
-    """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``."""
+    """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``;
+    paced (:func:`paced`) through ``delay`` when the window has an ``idle_timeout``."""
+    pace = "__wall = from_epoch(__wms * 1ms)\ndelay __wall\n" if paced(query) else ""
+    stamp = "    __e = now()\n" if paced(query) else ""
     return (
         "from_stdin { read_ndjson }\n"
         "__t = from_epoch(__tms * 1ms) if __tms != null else __t\n"
+        f"{pace}"
         "group {s: __sid, g: __gk} {\n"
         f"  window {window_options(query)} {{\n"
         f"    {body(query)}\n"
         "    __g = $group\n"
+        f"{stamp}"
         "  }\n"
         "}\n"
         "write_ndjson\n"
@@ -282,6 +294,9 @@ class Prepared:
     events: tuple[EventInfo, ...]
     groups: tuple[Any, ...]
     grouped: bool
+    walls: tuple[int, ...] = ()
+    end_wall_ms: int = 0
+    """The arrival wall time of each line, and of the scenario's end (its last item)."""
 
 
 def group_value(query: Query, payload: Any) -> Any:
@@ -290,6 +305,25 @@ def group_value(query: Query, payload: Any) -> Any:
         return None
     values = [getter(path)(payload) for path in query.group_by]
     return values[0] if len(values) == 1 else values
+
+
+def arrival_walls(items: Sequence[Item]) -> tuple[list[int], int]:
+    """The wall time (ms) at which each event arrives, in stream order, and the wall time
+    the scenario ends at (its last ``advance`` or event)."""
+    wall = 0
+    walls: list[int] = []
+    for item in items:
+        if isinstance(item, Advance):
+            wall = max(wall, item.to_ms)
+        elif isinstance(item, End):
+            break
+        else:
+            for event in item.events if isinstance(item, Batch) else (item,):
+                if isinstance(event, Event):
+                    if event.at_ms is not None:
+                        wall = max(wall, event.at_ms)
+                    walls.append(wall)
+    return walls, wall
 
 
 def events_in_order(items: Sequence[Item]) -> list[Event]:
@@ -316,7 +350,9 @@ def prepare(scenario: Scenario, sid: int) -> Prepared:
     index_of: dict[Any, int] = {}
     infos: list[EventInfo] = []
     lines: list[str] = []
-    for event in events_in_order(scenario.items):
+    walls, end_wall = arrival_walls(scenario.items)
+    pace = paced(query)
+    for index, event in enumerate(events_in_order(scenario.items)):
         group = group_value(query, event.payload)
         key = hashable(group)
         if key not in index_of:
@@ -337,6 +373,29 @@ def prepare(scenario: Scenario, sid: int) -> Prepared:
                     unusable = "null_time"
                 record.update(__tms=t_ms, __t=None)
         record.update(__sid=sid, __seq=event.seq, __gk=index_of[key])
+        if pace:
+            record.update(__wms=walls[index])
         lines.append(json.dumps(record, default=str))
         infos.append(EventInfo(event.seq, t_ms, unusable, index_of[key], event.payload))
-    return Prepared(tuple(lines), tuple(infos), tuple(groups), bool(query.group_by))
+    return Prepared(
+        tuple(lines), tuple(infos), tuple(groups), bool(query.group_by), tuple(walls), end_wall
+    )
+
+
+END_SID = -1
+"""The scenario number of the paced run's end marker: one event at the last scenario's end
+wall time keeps the input open until then (a window force-closed by ``idle_timeout`` is
+emitted before it, one flushed at end of input after it)."""
+
+
+def paced_lines(prepared: Sequence[Prepared]) -> list[str]:
+    """The lines of several paced scenarios merged by arrival wall time (stable: each
+    scenario keeps its stream order), then the end marker."""
+    merged = sorted(
+        ((wall, order, line) for order, p in enumerate(prepared)
+         for wall, line in zip(p.walls, p.lines, strict=True)),
+        key=lambda entry: (entry[0], entry[1]),
+    )
+    end_ms = max((p.end_wall_ms for p in prepared), default=0)
+    marker = {"__sid": END_SID, "__seq": -1, "__gk": 0, "__tms": 0, "__t": None, "__wms": end_ms}
+    return [line for _, _, line in merged] + [json.dumps(marker)]

@@ -15,6 +15,7 @@ import pytest
 
 from windtunnel.conformance.check import compare_run, describe_output
 from windtunnel.conformance.generate import generate
+from windtunnel.conformance.paced import Pacing, paced_variant
 from windtunnel.conformance.targets import oracle_outputs, target_named
 from windtunnel.conformance.tenzir_target import tenzir_binary
 from windtunnel.oracle.model.results import Drop, Emission
@@ -89,6 +90,33 @@ def test_engine_and_default_profile_agree(tenzir: Any, name: str) -> None:
         lines = [f"oracle only: {describe_output(o)}" for o in mismatch.missing]
         lines += [f"tenzir only: {describe_output(o)}" for o in mismatch.unexpected]
         assert not mismatch, f"{scenario.name}:\n" + "\n".join(lines)
+
+
+IDLE_SPECS: dict[str, dict[str, Any]] = {
+    "fixed-idle": {"window": {"kind": "fixed", "size": "10s", "every": "5s", "tolerance": "2s",
+                              "idle_timeout": "300ms"}, "group_by": ["k"], "aggregate": AGG},
+    "session-idle": {"window": {"kind": "session", "gap": "5s", "tolerance": "3s",
+                                "idle_timeout": "300ms"}, "group_by": ["k"], "aggregate": AGG},
+}
+
+
+@pytest.mark.parametrize("name", list(IDLE_SPECS))
+def test_idle_timeout_paced_in_wall_time_agrees(tenzir: Any, name: str) -> None:
+    """Stable paced scenarios (conformance/paced.py): gaps well short of or well past the
+    idle timeout, so Tenzir's late-firing timer cannot change the outcome (~20 s)."""
+    spec = parse_scenario({"name": name, **IDLE_SPECS[name], "input": []})
+    pacing = Pacing(300)
+    scenarios = [p for s in generate(spec, 12, seed=3) if (p := paced_variant(s, pacing))]
+    assert len(scenarios) >= 8
+    assert any(o.reason == "idle_timeout" for s in scenarios for o in oracle_outputs(s)
+               if isinstance(o, Emission))
+    runs = tenzir.run_many(scenarios)
+    for scenario, got in zip(scenarios, runs, strict=True):
+        want = oracle_outputs(scenario)
+        mismatch = compare_run(want, [None] * len(want), got, drops=True, timing=False)
+        lines = [f"oracle only: {describe_output(o)}" for o in mismatch.missing]
+        lines += [f"tenzir only: {describe_output(o)}" for o in mismatch.unexpected]
+        assert not mismatch, f"{scenario.name} {scenario.items}:\n" + "\n".join(lines)
 
 
 def _run(tenzir: Any, block: dict[str, Any]) -> list[Any]:
