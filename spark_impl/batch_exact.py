@@ -131,6 +131,40 @@ def arrow_table(out: pd.DataFrame) -> Any:
     return pa.Table.from_pandas(out[list(OUTPUT_COLUMNS)], schema=pa.schema(fields), preserve_index=False)
 
 
+def output_for(kind: str, path: str | None, function: Callable[[Any, int], None] | None) -> Output:
+    """The fast path's writer for a job sink: ``json``/``parquet`` files in ``path``,
+    ``console`` (each micro-batch's rows printed), ``foreach_batch`` (``function(df, batch_id)``).
+    Raises InvalidInput for another sink."""
+    if kind in FILE_FORMATS and path:
+        return FileOutput(str(Path(path).resolve()), kind)
+    if kind == "console":
+        return DataFrameOutput(_show)
+    if kind == "foreach_batch" and function is not None:
+        return DataFrameOutput(_ById(function))
+    raise InvalidInput("sink", kind, "the fast path writes json, parquet, console or foreach_batch", "use one of them")
+
+
+def _show(df: Any, name: str) -> None:
+    df.show(n=1000, truncate=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _ById:
+    """A ``function(df, batch_id)`` called with the micro-batch id as an int (-1: the end flush)."""
+
+    function: Callable[[Any, int], None]
+
+    def __call__(self, df: Any, name: str) -> None:
+        self.function(df, int(name) if name.isdigit() else -1)
+
+
+def checkpoint_allows(checkpoint: str) -> bool:
+    """False when the general operator already keeps state in ``checkpoint`` (Spark's
+    ``state`` folder without fast-path versions): a restart must stay on the general path."""
+    root = Path(checkpoint)
+    return (root / STATE_DIR).is_dir() or not (root / "state").is_dir()
+
+
 # ---------------------------------------------------------------- the micro-batch function
 
 
@@ -220,10 +254,13 @@ class BatchRun:
 
 
 def start(
-    df: Any, batches: ExactBatches, checkpoint: str, trigger: dict[str, Any] | None = None
+    df: Any,
+    batches: Callable[[Any, int], None],
+    checkpoint: str,
+    trigger: dict[str, Any] | None = None,
 ) -> Any:
-    """Start the streaming query running ``batches`` per micro-batch (default trigger
-    ``availableNow``); the state versions live in ``batches.state_dir``."""
+    """Start the streaming query running ``batches`` (an :class:`ExactBatches`) per
+    micro-batch (default trigger ``availableNow``)."""
     writer = (
         df.writeStream.foreachBatch(batches)
         .option("checkpointLocation", checkpoint)
@@ -295,7 +332,9 @@ __all__ = [
     "DataFrameOutput",
     "ExactBatches",
     "FileOutput",
+    "checkpoint_allows",
     "eligible",
+    "output_for",
     "start",
     "state_dir_of",
     "wait",

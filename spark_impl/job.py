@@ -279,15 +279,18 @@ def run_job(
     micro-batch. A batch source runs once (``apply_window`` on a bounded input). Raises
     InvalidInput/InvalidSpec for bad options, EngineUnavailable when the query fails.
     """
-    out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
-    if not source.isStreaming:
-        return _run_batch(out, sink, on_batch)
-    options = trigger_options(trigger)
+    options = trigger_options(trigger) if source.isStreaming else {}
     if timeout_s is None and "processingTime" in options:
         raise InvalidInput(
             "timeout", None, "a processing trigger runs until stopped", "give a timeout"
         )
-    location = checkpoint or _temp_checkpoint()
+    location = (checkpoint or _temp_checkpoint()) if source.isStreaming else None
+    if location is not None and fast_path_applies(spec_of(spec), source, sink, clock, location):
+        return _run_fast(spec_of(spec), source, sink, options, location, timeout_s, on_batch)
+    out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
+    if not source.isStreaming:
+        return _run_batch(out, sink, on_batch)
+    assert location is not None
     out = out.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
     writer = out.writeStream.outputMode("append").option("checkpointLocation", location)
     writer = writer.trigger(**options)
@@ -315,6 +318,54 @@ def run_job(
     if error is not None:
         raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
     return JobReport(tuple(seen), location, timed_out)
+
+
+FAST_SINKS = ("json", "parquet", "console", "foreach_batch")
+
+
+def fast_path_applies(job: JobSpec, source: DataFrame, sink: Sink, clock: str, checkpoint: str) -> bool:
+    """True when a streaming job runs on the fast path (spark_impl/batch_exact.py): an
+    eligible query, the arrival clock, a json/parquet/console/foreach_batch sink, and a
+    checkpoint that the general operator has not started (its state stays with it)."""
+    from windtunnel.spark_impl import batch_exact
+
+    return (
+        source.isStreaming
+        and sink.kind in FAST_SINKS
+        and batch_exact.eligible(job.query, job.rules, clock=clock)
+        and batch_exact.checkpoint_allows(checkpoint)
+    )
+
+
+def _run_fast(
+    job: JobSpec,
+    source: DataFrame,
+    sink: Sink,
+    options: dict[str, Any],
+    checkpoint: str,
+    timeout_s: float | None,
+    on_batch: Callable[[BatchProgress], None] | None,
+) -> JobReport:
+    from windtunnel.spark_impl import batch_exact
+
+    output = batch_exact.output_for(sink.kind, sink.path, sink.function)
+    columns = batch_exact.Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
+    state_dir = batch_exact.state_dir_of(checkpoint)
+    batches = batch_exact.ExactBatches(
+        job.query, output, state_dir, rules=job.rules, time_unit_ms=job.time_unit_ms,
+        start_wall_ms=job.start_wall_ms, columns=columns,
+    )
+    query = batch_exact.start(source, batches, checkpoint, options)
+
+    def report(run: batch_exact.BatchRun) -> None:
+        if on_batch is not None:
+            on_batch(BatchProgress(run.batch_id, run.rows_in, run.rows_out, run.duration_ms))
+
+    runs, timed_out, error = batch_exact.wait(query, state_dir, timeout_s, report)
+    if error is not None:
+        raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
+    seen = tuple(BatchProgress(r.batch_id, r.rows_in, r.rows_out, r.duration_ms) for r in runs)
+    return JobReport(seen, checkpoint, timed_out)
 
 
 def _first_line(error: Any) -> str:
