@@ -58,6 +58,7 @@ SKIPPED: tuple[tuple[str, str], ...] = (
     (r'load_spec\("payments\.yaml"\)', "needs a Spark session and payments-dir (see run below)"),
     (r"callable_target\(my_function\)", "checks the reader's own function my_function"),
     (r"^events = \(spark\.readStream", "a fragment for the reader's Spark session (spark, F)"),
+    (r'kafka_source\(spark, bootstrap="127\.0\.0\.1:9092"', "needs a Spark session and a Kafka broker"),
 )
 
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
