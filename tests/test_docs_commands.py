@@ -354,3 +354,19 @@ def test_shown_output_is_compared() -> None:
     with pytest.raises(AssertionError):
         assert_shown(Snippet("x.md", 1, "shell", "w", ("run took ...",)), "run failed\n")
     assert expected_exit(Snippet("x.md", 1, "shell", "w", ("divergence: x",))) == 1
+
+
+def test_readme_keeps_the_two_commands() -> None:
+    """CI and the contract run these two lines exactly as the README shows them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
+    assert f"{setup} && .venv/bin/windtunnel replay examples/brute-force.yaml\n" in readme
+    assert f"{setup} && .venv/bin/pytest -q\n" in readme
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("docs/")])
+def test_every_page_is_linked_from_readme_and_index(page: str) -> None:
+    name = page.removeprefix("docs/")
+    assert f"]({page})" in (ROOT / "README.md").read_text(encoding="utf-8"), f"README: {page}"
+    if name != "index.md":
+        assert f"]({name})" in (ROOT / "docs" / "index.md").read_text(encoding="utf-8"), name
