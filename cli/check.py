@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
-from windtunnel.conformance.check import CheckResult, check
+from windtunnel.conformance.check import DEFAULT_BATCH_SIZE, CheckResult, check
 from windtunnel.conformance.counterexample import DEFAULT_OUT, write_counterexample
 from windtunnel.conformance.generate import MAX_EVENTS
 from windtunnel.conformance.report import input_lines, render, summary
@@ -41,8 +41,9 @@ def _spec_data(path: str) -> Any:
               help="Seed of the generated streams (same seed, same streams).")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
               type=click.Path(file_okay=False), help="Directory for the counterexample file.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Scenarios per target call (one Spark query each).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE,
+              show_default=True,
+              help="Scenarios per target call (a Spark target runs them in one query).")
 @click.option("--stand-in", default=None, metavar="PROFILE",
               help="Shrink against the oracle under PROFILE, then confirm on the target "
               "(default: spark for spark-stock; 'none' to shrink on the target).")

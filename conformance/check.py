@@ -7,7 +7,9 @@ and ``message`` (:mod:`windtunnel.conformance.differential`); drops only when th
 target reports them; the micro-batch each emission came out in only when the target
 reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
 
-Targets run ``batch_size`` scenarios per call. Shrinking (:mod:`.shrink`) asks the
+Targets run ``batch_size`` scenarios per call (default :data:`DEFAULT_BATCH_SIZE`: the
+Spark targets put many scenarios in one streaming query, so a call's cost is mostly the
+query's, not the scenarios'). Shrinking (:mod:`.shrink`) asks the
 target about a whole round of candidate reductions per call, or asks a stand-in: an
 oracle profile that behaves like the target (``spark`` for stock Spark). The stand-in
 is used only when it produces the target's very outputs on the failing stream; the
@@ -37,8 +39,14 @@ from windtunnel.conformance.targets import (
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output
 from windtunnel.oracle.model.stream import End
+from windtunnel.oracle.model.timefmt import window_text
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
+
+
+DEFAULT_BATCH_SIZE = 200
+"""Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
+calls (the job runner puts up to 200 scenarios in a query, the exact operator 400)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +205,7 @@ def check(
     profile: str | None = None,
     examples: int = 100,
     seed: int = 0,
-    batch_size: int = 50,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     stand_in: str | None = None,
     shrink_seconds: float = 60.0,
     max_events: int = MAX_EVENTS,
@@ -209,7 +217,7 @@ def check(
     chosen = profile or spec.profile.name
     profile_named(chosen)
     if isinstance(batch_size, bool) or batch_size < 1:
-        raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 50")
+        raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 200")
     if stand_in is not None:
         profile_named(stand_in)
     started = time.monotonic()
@@ -279,15 +287,13 @@ def _stands_in(failing: Scenario, judge: _Judge, profile: str) -> bool:
     )
 
 
-def describe_output(output: Output) -> str:
-    """One short line for an output: window, group, row and reason, or a drop."""
+def describe_output(output: Output, unit_ms: int = 1) -> str:
+    """One short line for an output: window, group, row and reason, or a drop. Times read
+    in the unit of ``unit_ms`` (the scenario's), ISO-8601 when epoch-scale
+    (:mod:`windtunnel.oracle.model.timefmt`)."""
     if isinstance(output, Drop):
         return f"drop seq {output.seq} ({output.reason})"
-    window = output.window.to_json()
-    if "start_ms" in window:
-        bounds = f"[{window['start_ms']}, {window['end_ms']})"
-    else:
-        bounds = f"offsets [{window['start_offset']}, {window['end_offset']})"
+    bounds = window_text(output.window, unit_ms)
     group = "" if output.group is None else f" {json.dumps(output.group, default=str)}"
     row = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in output.row.items())
     partial = " partial" if output.partial else ""

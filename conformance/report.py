@@ -3,11 +3,14 @@
 Three parts: missing and unexpected outputs side by side (two columns: what the
 oracle emits under the profile and the target does not, and the reverse; emissions
 in the wrong micro-batch below); the first divergent window (smallest bounds); and a
-timeline of the shrunk stream, one line per event with its seq, event time, arrival,
-micro-batch and the event-time clock and watermark (clock minus tolerance) of the
-window's group after it, read from the oracle's own operator under the profile, with
-the outputs the oracle produced at that point. Events inside the first divergent
-window are marked ``*``. Colour (click.style) only when asked for (a terminal).
+timeline of the shrunk stream built from the oracle's own account of the run
+(:func:`windtunnel.oracle.explain.explain` under the profile): one line per event with
+its seq, event time, arrival, micro-batch (as the Spark targets are fed), the clock or
+watermark after its item (named as the profile names it: the per-key clock for tenzir
+and kdb, the watermark for spark, flink, ekuiper and timeplus) and what the oracle
+emitted or dropped then. Events inside the first divergent window are marked ``*``.
+Times read in the scenario's ``time_unit``, ISO-8601 UTC when epoch-scale
+(:mod:`windtunnel.oracle.model.timefmt`). Colour (click.style) only when asked for.
 """
 
 from __future__ import annotations
@@ -22,14 +25,14 @@ import click
 from windtunnel.conformance.check import CheckResult, Failure, describe_output
 from windtunnel.conformance.counterexample import item_json
 from windtunnel.conformance.targets import micro_batch_of_seq
-from windtunnel.oracle.engine import operator_for
+from windtunnel.oracle.explain import ItemAccount, explain
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Drop, Emission, Output
-from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, checked
-from windtunnel.oracle.profiles import profile_named
+from windtunnel.oracle.model.stream import Batch, Event, Item
+from windtunnel.oracle.model.timefmt import EPOCH_SCALE_MS, time_text
+from windtunnel.oracle.model.timeparse import UNIT_MS, NotATime, timestamp_ms
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.oracle.windows.driver import Context, Driver, Operator
 
 COLUMN = 46
 
@@ -65,95 +68,142 @@ def _first(outputs: Sequence[Output]) -> Output | None:
     return min(outputs, key=order) if outputs else None
 
 
-def _group_of(scenario: Scenario, event: Event) -> Any:
-    values = [getter(g)(event.payload) for g in scenario.query.group_by]
-    if not values:
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def _event_ms(scenario: Scenario, event: Event) -> int | None:
+    """The event's time in ms (None: null, not a time, or the window runs on ``now()``)."""
+    on = getattr(scenario.query.window, "on", None)
+    if not isinstance(on, str) or on == "now()":
         return None
-    return values[0] if len(values) == 1 else values
+    try:
+        return timestamp_ms(getter(on)(event.payload), scenario.time_unit_ms)
+    except NotATime:
+        return None
 
 
-def _behind(scenario: Scenario, output: Output, event: Event) -> bool:
-    """Whether ``event`` is one of the events behind ``output`` (in its window and group)."""
+def _behind(scenario: Scenario, output: Output, event: Event, group: Any) -> bool:
+    """Whether ``event`` (of ``group``) is one of the events behind ``output``."""
     if isinstance(output, Drop):
         return event.seq == output.seq
-    if _group_of(scenario, event) != output.group:
+    if not _same(group, output.group):
         return False
     window = output.window
-    on = getattr(scenario.query.window, "on", None)
-    if window.start_ms is None or window.end_ms is None or not isinstance(on, str):
+    if window.start_ms is None or window.end_ms is None:
         return True
-    raw = getter(on)(event.payload)
-    if not isinstance(raw, int) or isinstance(raw, bool):
+    t_ms = _event_ms(scenario, event)
+    if t_ms is None:
         return False
-    t_ms = raw * scenario.time_unit_ms
     return window.start_ms <= t_ms < window.end_ms or t_ms == window.end_ms == window.start_ms
 
 
-def _clock_of(operator: Operator, ctx: Context, group: Any) -> int | None:
-    """The event-time clock of ``group`` in the oracle's operator (None if it has none)."""
-    for candidate in ctx.groups.values():
-        if candidate.value == group or json.dumps(candidate.value, default=str) == json.dumps(
-            group, default=str
-        ):
-            clock = getattr(getattr(candidate, "state", None), "clock", None)
-            return getattr(clock, "now_ms", None)
-    stream = getattr(operator, "_stream_clock", None)
-    return getattr(stream, "now_ms", None)
+def unit_note(scenario: Scenario) -> str:
+    """How the report's times read: ``times in s``, or ISO-8601 UTC for calendar times."""
+    unit = next((n for n, size in UNIT_MS.items() if size == scenario.time_unit_ms and n != "m"),
+                "ms")
+    calendar = any(
+        abs(t) >= EPOCH_SCALE_MS
+        for item in scenario.items
+        for e in ([item] if isinstance(item, Event) else item.events if isinstance(item, Batch)
+                  else [])
+        for t in (_event_ms(scenario, e), e.at_ms)
+        if t is not None
+    )
+    return "times ISO-8601 UTC" if calendar else f"times in {unit}"
+
+
+def _time_cell(scenario: Scenario, event: Event, unit_ms: int) -> str:
+    """The event time in the report's unit; ``null``, the raw value when not a time, or
+    ``-`` when the window runs on arrival (``now()``)."""
+    on = getattr(scenario.query.window, "on", None)
+    if not isinstance(on, str) or on == "now()":
+        return "-"
+    t_ms = _event_ms(scenario, event)
+    if t_ms is not None:
+        return time_text(t_ms, unit_ms)
+    raw = getter(on)(event.payload)
+    return "null" if raw is None else str(raw)
+
+
+def _clock_after(item: ItemAccount, group: Any) -> int | None:
+    """The clock or watermark after ``item``: the stream's, or ``group``'s own."""
+    for change in item.clocks:
+        if not change.per_key or _same(change.group, group):
+            return change.after_ms
+    return None
+
+
+def _said(item: ItemAccount, unit_ms: int) -> list[str]:
+    """What the oracle emitted while consuming ``item`` (pass-through rows included)."""
+    return [describe_output(e, unit_ms) for e in item.emissions]
 
 
 def timeline(scenario: Scenario, profile: str, focus: Output | None) -> list[str]:
-    """One line per event of ``scenario``: seq, time, arrival, micro-batch, the clock and
-    watermark of ``focus``'s group after it under ``profile``, and the oracle's outputs."""
-    rules = profile_named(profile).rules.with_overrides(dict(scenario.rule_overrides))
-    tolerance_ms = getattr(scenario.query.window, "tolerance_ms", 0) or 0
-    group = focus.group if isinstance(focus, Emission) else None
+    """One line per event of ``scenario`` from the oracle's account under ``profile``: seq,
+    event time, arrival, micro-batch, the clock or watermark after its item (of ``focus``'s
+    group when clocks are per key, else of the event's), and what was emitted or dropped;
+    idle gaps, watermark items and end of input get lines of their own."""
     try:
-        driver = Driver(
-            scenario.query,
-            lambda q, ctx: operator_for(q, ctx, profile),
-            rules,
-            time_unit_ms=scenario.time_unit_ms,
-            start_wall_ms=scenario.start_wall_ms,
-            profile=profile,
-        )
+        account = explain(scenario, profile)
     except InvalidInput:
-        return []
-    on = getattr(scenario.query.window, "on", None)
+        return [f"timeline under profile {profile}: not available (the oracle rejects the stream)"]
+    unit_ms = scenario.time_unit_ms
+    clock = account.words.clock
+    focus_group = focus.group if isinstance(focus, Emission) else None
     batches = micro_batch_of_seq(scenario.items)
-    lines = [f"  {'':1} {'seq':>4} {'time':>10} {'arrival':>9} {'batch':>5} {'clock':>10} "
-             f"{'watermark':>10}  outputs"]
+    by_seq = {e.seq: e for e in _events(scenario.items)}
 
-    def fmt(value: int | None) -> str:
-        return "-" if value is None else str(value)
+    def text(ms: int | None) -> str:
+        return "-" if ms is None else time_text(ms, unit_ms)
 
-    for item in checked(scenario.items, scenario.start_wall_ms):
-        out: list[Output] = []
-        driver.feed(item, out)
-        said = "; ".join(describe_output(o) for o in out)
-        clock = _clock_of(driver.operator, driver.ctx, group)
-        mark = clock if clock is None else clock - tolerance_ms
-        events: list[Event] = (
-            [item] if isinstance(item, Event) else list(item.events) if isinstance(item, Batch) else []
-        )
-        if isinstance(item, Advance):
-            lines.append(f"    {'':>4} {'':>10} {item.to_ms:>9} {'':>5} {fmt(clock):>10} "
-                         f"{fmt(mark):>10}  idle until {item.to_ms} {said}".rstrip())
-        elif not events and said:
-            lines.append(f"    {'end':>4} {'':>10} {'':>9} {'':>5} {fmt(clock):>10} "
-                         f"{fmt(mark):>10}  {said}")
-        for index, event in enumerate(events):
-            star = "*" if focus is not None and _behind(scenario, focus, event) else " "
-            raw = getter(on)(event.payload) if isinstance(on, str) else None
-            time = "null" if raw is None and on is not None else fmt(raw) if isinstance(
-                raw, int) else str(raw)
-            arrival = fmt(event.at_ms) if event.at_ms is not None else "."
-            last = index == len(events) - 1
-            lines.append(
-                f"  {star} {event.seq:>4} {time:>10} {arrival:>9} {batches.get(event.seq, 0):>5} "
-                f"{fmt(clock) if last else '':>10} {fmt(mark) if last else '':>10}"
-                f"  {said if last else ''}".rstrip()
-            )
+    rows: list[tuple[str, str, str, str, str, str, list[str]]] = []
+    for item in account.items:
+        said = _said(item, unit_ms)
+        if item.kind in ("event", "batch"):
+            for index, fate in enumerate(item.events):
+                event = by_seq[fate.seq]
+                star = "*" if focus is not None and _behind(scenario, focus, event, fate.group) else ""
+                last = index == len(item.events) - 1
+                group = fate.group if focus_group is None else focus_group
+                time = _time_cell(scenario, event, unit_ms)
+                notes = [f"dropped ({fate.drop.reason})"] if fate.drop is not None else []
+                notes += said if last else []
+                rows.append((star, str(fate.seq), time, text(fate.arrived_ms),
+                             str(batches.get(fate.seq, "")), text(_clock_after(item, group))
+                             if last else "", notes))
+            continue
+        group = focus_group
+        after = text(_clock_after(item, group))
+        if item.kind == "advance":
+            rows.append(("", "idle", "", text(item.wall_after_ms), "", after,
+                         [f"wall clock -> {text(item.wall_after_ms)}", *said]))
+        elif item.kind == "watermark":
+            rows.append(("", "wm", "", "", "", after,
+                         [f"{clock} moved to {text(item.watermark_ms)}", *said]))
+        elif said:
+            rows.append(("", "end", "", "", "", after, said))
+    per_key = any(c.per_key for item in account.items for c in item.clocks)
+    whose = ("" if not per_key else " of the event's key" if focus_group is None
+             else f" of {json.dumps(focus_group, default=str)}")
+    title = (f"timeline under profile {profile} (* = behind that window; {clock}{whose} after "
+             f"each item; batch = micro-batch; {unit_note(scenario)}):")
+    head = ("", "seq", "time", "arrival", "batch", clock, ["outputs"])
+    table = [(row[:6], row[6]) for row in (head, *rows)]
+    widths = [max(len(cells[i]) for cells, _ in table) for i in range(6)]
+    lines = [title]
+    for cells, said_then in table:
+        lead = "  " + " ".join(
+            [cells[0].ljust(1)] + [cells[i].rjust(widths[i]) for i in range(1, 6)]) + "  "
+        outputs = said_then or [""]
+        lines.append((lead + outputs[0]).rstrip())
+        lines += [" " * len(lead) + more for more in outputs[1:]]
     return lines
+
+
+def _events(items: Sequence[Item]) -> list[Event]:
+    return [e for i in items for e in ([i] if isinstance(i, Event) else
+                                       i.events if isinstance(i, Batch) else [])]
 
 
 def render(result: CheckResult, failure: Failure, *, color: bool = False) -> str:
@@ -167,24 +217,23 @@ def render(result: CheckResult, failure: Failure, *, color: bool = False) -> str
             f"shrunk to {n_events} event(s) in {failure.shrink_rounds} rounds, "
             f"{failure.shrink_calls} calls, {failure.shrink_seconds:.1f} s on {failure.shrunk_on}")
     lines = [_style(head, color, fg="red", bold=True), ""]
-    left = [f"- {describe_output(o)}" for o in mismatch.missing] or ["(none)"]
-    right = [f"+ {describe_output(o)}" for o in mismatch.unexpected] or ["(none)"]
+    unit_ms = scenario.time_unit_ms
+    left = [f"- {describe_output(o, unit_ms)}" for o in mismatch.missing] or ["(none)"]
+    right = [f"+ {describe_output(o, unit_ms)}" for o in mismatch.unexpected] or ["(none)"]
     lines.append(_style(
         f"  {'missing: oracle ' + profile + ' emits, ' + target + ' not':<{COLUMN}} | "
         f"unexpected: {target} emits, oracle not", color, bold=True))
     for row in side_by_side(left, right):
         lines.append(_style(row, color, fg="yellow"))
     for late in mismatch.timing:
-        lines.append(f"  ~ {describe_output(late.output)}: micro-batch {late.actual_batch}, "
+        lines.append(f"  ~ {describe_output(late.output, unit_ms)}: micro-batch {late.actual_batch}, "
                      f"expected {late.expected_batch}")
     focus = _first([*mismatch.missing, *mismatch.unexpected]) or (
         mismatch.timing[0].output if mismatch.timing else None
     )
     if focus is not None:
-        lines += ["", _style(f"first divergent window: {describe_output(focus)}", color, bold=True)]
-    lines += ["", f"timeline under profile {profile} (* = behind that window; clock after "
-              "its micro-batch, watermark = clock - tolerance, in ms; time as written):"]
-    lines += timeline(scenario, profile, focus)
+        lines += ["", _style(f"first divergent window: {describe_output(focus, unit_ms)}", color, bold=True)]
+    lines += ["", *timeline(scenario, profile, focus)]
     return "\n".join(lines)
 
 

@@ -108,7 +108,7 @@ def test_report_and_counterexample_file(tmp_path: Path) -> None:
     assert failure is not None
     text = render(result, failure)
     assert "missing: oracle tenzir emits" in text and "unexpected: stock emits" in text
-    assert "first divergent window: [0, 10000)" in text
+    assert "first divergent window: [0,10000)" in text
     assert "\x1b[" not in text and "\x1b[" in render(result, failure, color=True)
     timeline = text.split("timeline under profile tenzir")[1].splitlines()
     assert any(line.startswith("  *") for line in timeline)
