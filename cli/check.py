@@ -108,7 +108,7 @@ def check_command(
     click.echo("")
     click.echo("failing stream before shrinking:" if failure.original is not scenario
                else "SPEC's own input failed; before shrinking:")
-    lines = input_lines(failure.original.items)
+    lines = input_lines(failure.original.items, failure.original.time_unit_ms)
     for line in lines[:SHOWN_ITEMS]:
         click.echo(line if len(line) <= SHOWN_WIDTH else line[: SHOWN_WIDTH - 3] + "...")
     if len(lines) > SHOWN_ITEMS:

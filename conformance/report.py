@@ -250,6 +250,6 @@ def _rate(per_min: float) -> str:
     return f"{per_min:.0f}" if per_min >= 10 else f"{per_min:.2g}"
 
 
-def input_lines(items: Sequence[Item]) -> list[str]:
-    """The stream as compact JSON, one item a line (for the report's last part)."""
-    return [f"  {json.dumps(item_json(i), default=str)}" for i in items]
+def input_lines(items: Sequence[Item], unit_ms: int = 1) -> list[str]:
+    """The stream as compact JSON, one item a line, times in the file's unit (``unit_ms``)."""
+    return [f"  {json.dumps(item_json(i, unit_ms), default=str)}" for i in items]

@@ -90,3 +90,14 @@ def test_invalid_spec_exits_2(tmp_path: Path) -> None:
     result = invoke(spec_file(tmp_path, "window: {kind: fixed}\ninput: []\n"),
                     "--target", "oracle:tenzir")
     assert result.exit_code == 2 and "window.size" in result.output
+
+
+def test_the_report_reads_times_in_the_spec_unit(tmp_path: Path) -> None:
+    text = SPEC.replace("name: logins", "name: logins\ntime_unit: s").replace(
+        "ts: 1000", "ts: 1").replace("ts: 4000", "ts: 4")
+    result = invoke(spec_file(tmp_path, text), "--target", "oracle:spark", "--examples", "0",
+                    "--out", str(tmp_path / "out"))
+    assert result.exit_code == 1, result.output
+    assert "first divergent window: [0s,10s)" in result.output
+    assert "times in s" in result.output and "10000" not in result.output
+    assert '{"event": {"ts": 1, "user": "alice", "bytes": 5}}' in result.output
