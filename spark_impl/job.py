@@ -14,7 +14,7 @@ Sources (each a streaming DataFrame of job input rows; in
   ``end`` row rides in the last micro-batch, so open windows flush exactly once.
 - :func:`kafka_source`: Spark's ``format("kafka")`` (needs the connector on the
   classpath: :data:`KAFKA_PACKAGE`), or with ``reader="python"``/``"auto"`` windtunnel's
-  Python Kafka data source (no jar; :mod:`windtunnel.spark_impl.kafka_source`); seq
+  Python Kafka data source (no jar; :mod:`windtunnel.spark_impl.kafka_python`); seq
   from the ``wt-seq`` header, arrival from the record timestamp.
 - :func:`dataframe_source`: any user DataFrame (streaming or batch).
 

@@ -29,6 +29,8 @@ from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query, Sessi
 from windtunnel.oracle.model.stream import End, Event
 from windtunnel.oracle.windows.driver import Driver
 
+from .test_cluster import connect_server, standalone, windtunnel  # noqa: F401  (fixtures)
+
 pytestmark = pytest.mark.spark
 
 SCHEMA = "seq long, arrival_ms long, ts long, k long"
@@ -178,3 +180,99 @@ def test_not_eligible_queries_fall_back() -> None:
     assert not eligible(fixed, clock="system")
     assert not eligible(idle)
     assert not eligible(sessions)
+
+
+FAST_SPEC = """
+name: fast-job
+window: {size: 200ms, on: ts, tolerance: 50ms}
+group_by: user_id
+aggregate: {txns: count(), amount: sum(amount_paise)}
+"""
+
+
+def payments(tmp: Path) -> Path:
+    """A small payments stream as a spark-dir (three files, one micro-batch each)."""
+    from windtunnel.simulator.outputs import write_spark_dir
+    from windtunnel.simulator.workloads import simulate
+
+    out = tmp / "stream"
+    write_spark_dir(simulate("payments", events=240, seed=4, batch_size=80, late_fraction=0.2), out)
+    return out
+
+
+def oracle_lines(stream: Path) -> list[str]:
+    import json
+
+    from windtunnel.oracle.engine import run
+    from windtunnel.oracle.model.results import to_jsonl_line
+    from windtunnel.oracle.scenario import load_yaml, parse_scenario
+
+    scenario = parse_scenario(load_yaml(FAST_SPEC) | {"input": []})
+    records = [
+        json.loads(line)
+        for path in sorted(stream.glob("batch-*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
+    items = [Event(r["seq"], json.loads(r["value"]), r["arrival_ms"]) for r in records]
+    return sorted(to_jsonl_line(o) for o in run(scenario.query, items))
+
+
+def file_lines(out: Path) -> list[str]:
+    import json
+
+    from windtunnel.oracle.model.results import to_jsonl_line
+    from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, output_of
+
+    rows = [
+        json.loads(line)
+        for path in sorted(out.glob("part-*.json"))
+        for line in path.read_text().splitlines()
+    ]
+    return sorted(to_jsonl_line(output_of({c: r.get(c) for c in OUTPUT_COLUMNS})) for r in rows)
+
+
+def test_run_job_picks_the_fast_path_and_a_rerun_adds_nothing(spark: Any, tmp_path: Path) -> None:
+    from windtunnel.oracle.scenario import load_yaml, parse_scenario
+    from windtunnel.spark_impl.job import Sink, records_source, run_job, spec_of
+
+    spec = spec_of(parse_scenario(load_yaml(FAST_SPEC) | {"input": []}))
+    stream = payments(tmp_path)
+    sink = Sink("json", path=str(tmp_path / "out"))
+    checkpoint = str(tmp_path / "ckpt")
+    first = run_job(spec, records_source(spark, stream), sink, checkpoint=checkpoint)
+    again = run_job(spec, records_source(spark, stream), sink, checkpoint=checkpoint)
+    assert (tmp_path / "ckpt" / "windtunnel-batch-state").is_dir()
+    assert not (tmp_path / "ckpt" / "state").exists()  # no Spark operator state: not the general path
+    assert [b.rows_in for b in first.batches] == [80, 80, 81]  # the end row rides in the last
+    assert first.rows_out == len(oracle_lines(stream)) and again.rows_out == 0
+    assert file_lines(tmp_path / "out") == oracle_lines(stream)
+
+
+def test_a_checkpoint_of_the_general_operator_stays_on_it(tmp_path: Path) -> None:
+    from windtunnel.spark_impl.batch_exact import checkpoint_allows
+
+    assert checkpoint_allows(str(tmp_path / "new"))
+    (tmp_path / "general" / "state").mkdir(parents=True)
+    assert not checkpoint_allows(str(tmp_path / "general"))
+    (tmp_path / "both" / "state").mkdir(parents=True)
+    (tmp_path / "both" / "windtunnel-batch-state").mkdir()
+    assert checkpoint_allows(str(tmp_path / "both"))
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("where", ["standalone", "connect"])
+def test_fast_path_on_a_standalone_cluster_and_spark_connect(
+    where: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    address = request.getfixturevalue("standalone" if where == "standalone" else "connect_server")
+    (tmp_path / "spec.yaml").write_text(FAST_SPEC)
+    stream = payments(tmp_path)
+    ran = windtunnel(
+        "run", str(tmp_path / "spec.yaml"), str(stream), "--out", str(tmp_path / "out"),
+        "--checkpoint", str(tmp_path / "ckpt"), "--master" if where == "standalone" else "--remote",
+        address, tmp=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "fast-job: 3 micro-batches, 241 rows in" in ran.stderr
+    assert (tmp_path / "ckpt" / "windtunnel-batch-state").is_dir()
+    assert file_lines(tmp_path / "out") == oracle_lines(stream)
