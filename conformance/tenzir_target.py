@@ -40,7 +40,6 @@ from typing import Any
 
 from windtunnel.conformance.targets import TargetRun
 from windtunnel.conformance.tql import (
-    END_SID,
     EventInfo,
     Prepared,
     avg_columns,
@@ -142,9 +141,7 @@ class TenzirTarget:
             per: dict[int, list[dict[str, Any]]] = defaultdict(list)
             for record in records:
                 per[int(record["__g"]["s"])].append(record)
-            end_e = max((_emitted(r) for r in per.get(END_SID, [])), default=None)
-            end_wall = max((prepared[sid].end_wall_ms for sid in indices), default=0)
-            timing = None if end_e is None else (end_e, end_wall)
+            timing = max((prepared[sid].end_wall_ms for sid in indices), default=0) if pace else None
             for sid in indices:
                 outputs = outputs_of(scenarios[sid].query, prepared[sid], per[sid], timing)
                 runs[sid] = TargetRun(tuple(outputs))
@@ -200,7 +197,8 @@ def _windows(
 
 IDLE_MARGIN_MS = 100
 """In a paced run, a window not closed by its clock and emitted at least this long before
-the end marker was force-closed by ``idle_timeout``; later ones were flushed at the end."""
+the run's end wall time was force-closed by ``idle_timeout``; later ones were flushed at
+the end. Events that arrived up to half of it after the emission count as seen by then."""
 
 
 def _emitted(record: dict[str, Any]) -> int:
@@ -212,12 +210,12 @@ def outputs_of(
     query: Query,
     prepared: Prepared,
     records: Sequence[dict[str, Any]],
-    pace: tuple[int, int] | None = None,
+    pace: int | None = None,
 ) -> list[Output]:
     """The contract's outputs of one scenario from the engine's records. ``pace``, for a
-    paced run: when the engine emitted the end marker (epoch ms) and the run's end wall
-    time; a window's reason then follows the clock of the events that had arrived when it
-    was emitted, and one emitted well before the end was force-closed (``idle_timeout``)."""
+    paced run: the run's end wall time; a window's reason then follows the clock of the
+    events that had arrived when it was emitted, and one emitted well before the end was
+    force-closed (``idle_timeout``)."""
     spec = query.window
     passthrough = query.aggregate is None
     events = {info.seq: info for info in prepared.events}
@@ -242,9 +240,11 @@ def outputs_of(
         )
         key_clock = clock.get(window.group_index)
         emitted_wall = None
-        if pace is not None and window.rows and "__e" in window.rows[0]:
-            end_emitted_ms, end_wall_ms = pace
-            emitted_wall = _emitted(window.rows[0]) - end_emitted_ms + end_wall_ms
+        if pace is not None and window.rows and "__e" in window.rows[0] and window.seqs:
+            first_row = window.rows[0]
+            arrived = first_row.get("__arrived") or max(str(r["__a"]) for r in window.rows)
+            latest_wall = max(walls[q] for q in window.seqs)
+            emitted_wall = latest_wall + _emitted(first_row) - ms_of_iso(str(arrived))
             seen = emitted_wall + IDLE_MARGIN_MS // 2  # events that had arrived by then
             times = [i.t_ms for i in prepared.events if i.group_index == window.group_index
                      and i.t_ms is not None and walls[i.seq] <= seen]
@@ -259,7 +259,7 @@ def outputs_of(
         ref, reason, partial = _judged(spec, window, events, key_clock, later, passthrough)
         if (
             reason == "end_of_input" and emitted_wall is not None and pace is not None
-            and emitted_wall < pace[1] - IDLE_MARGIN_MS
+            and emitted_wall < pace - IDLE_MARGIN_MS
         ):
             reason = "idle_timeout"
         group = prepared.groups[window.group_index]

@@ -227,6 +227,8 @@ def body(query: Query) -> str:
             continue
         columns.append(f"{_quoted(aggregation.name)}={function}({argument})")
     columns.append("__seqs=collect(__seq)")
+    if paced(query):  # when the window's latest event arrived (see pipeline)
+        columns.append("__arrived=max(__a)")
     return f"summarize {', '.join(columns)}\n    __w = $window"
 
 
@@ -238,15 +240,17 @@ def avg_columns(name: str) -> tuple[str, str]:
 
 def paced(query: Query) -> bool:
     """Whether ``query``'s scenarios run paced in wall time (``idle_timeout``): each event
-    is released by ``delay`` at its arrival time ``__wms`` (wall ms from the run's start),
-    and each window records when it was emitted (``__e``)."""
+    is released by ``delay`` at its arrival time ``__wms`` (wall ms from the run's start)
+    and stamped when it arrived (``__a``); each window records when its latest event
+    arrived (``__arrived``) and when it was emitted (``__e``), so the emission's wall time
+    is the latest member's arrival wall time plus the difference."""
     return getattr(query.window, "idle_timeout_ms", None) is not None
 
 
 def pipeline(query: Query) -> str:
     """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``;
     paced (:func:`paced`) through ``delay`` when the window has an ``idle_timeout``."""
-    pace = "__wall = from_epoch(__wms * 1ms)\ndelay __wall\n" if paced(query) else ""
+    pace = "__wall = from_epoch(__wms * 1ms)\ndelay __wall\n__a = now()\n" if paced(query) else ""
     stamp = "    __e = now()\n" if paced(query) else ""
     return (
         "from_stdin { read_ndjson }\n"
