@@ -105,9 +105,9 @@ RULE_DOCS: Final[dict[str, str]] = {
     "an event fires when it is at least every after the cadence start (from_first, Tenzir 6.20); "
     "the first event fires and the next at least every after the previous trigger (since_last); or "
     "an event in a later epoch-aligned every bucket than the previous trigger (grid)",
-    "trailing_late": "trailing windows take events in time order per key, an event behind its "
-    "key's clock is late (clock, Tenzir 6.20), or every event in any order is in its own window "
-    "(none)",
+    "trailing_late": "trailing windows take events in time order per key, through a reorder "
+    "buffer of the window's tolerance: an event behind its key's clock - tolerance is late (clock, "
+    "Tenzir 6.20), or every event in any order is in its own window (none)",
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
     "(end), or still at end + lateness (lateness)",
     "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
