@@ -43,7 +43,6 @@ from windtunnel.oracle.model.timefmt import window_text
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
 
-
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
 calls (the job runner puts up to 200 scenarios in a query, the exact operator 400)."""
