@@ -247,7 +247,7 @@ def records_source(
 
 KAFKA_READERS = ("auto", "connector", "python")
 """``connector``: Spark's ``format("kafka")`` (the JVM connector jar); ``python``:
-windtunnel's Python data source (:mod:`windtunnel.spark_impl.kafka_source`, no jar);
+windtunnel's Python data source (:mod:`windtunnel.spark_impl.kafka_python`, no jar);
 ``auto``: the connector when it is on the classpath, else the Python source."""
 
 
@@ -298,7 +298,7 @@ def kafka_records(
                 ) from exc
     with requires_extra("kafka", "reading Kafka without Spark's connector"):
         import confluent_kafka  # noqa: F401
-    from windtunnel.spark_impl.kafka_source import register
+    from windtunnel.spark_impl.kafka_python import register
 
     return spark.readStream.format(register(spark)).options(**settings).load(), "python"
 

@@ -25,7 +25,7 @@ from windtunnel.simulator.outputs import write_jsonl, write_scenario
 from windtunnel.simulator.records import kafka_records as kafka_records_of
 from windtunnel.simulator.workloads import simulate
 from windtunnel.spark_impl.job import JobSpec, Sink, load_spec
-from windtunnel.spark_impl.kafka_source import limit_offsets, parse_options
+from windtunnel.spark_impl.kafka_python import limit_offsets, parse_options
 
 EVENTS = 360
 TOPIC = "payments"
@@ -201,7 +201,7 @@ def test_restart_from_the_checkpoint_reads_every_record_once(
     spark: Any, broker: str, tmp_path: Path
 ) -> None:
     """Stopped after two capped micro-batches and restarted: no record lost or twice."""
-    from windtunnel.spark_impl.kafka_source import register
+    from windtunnel.spark_impl.kafka_python import register
 
     def query(trigger: dict[str, Any]) -> Any:
         rows = (
