@@ -7,7 +7,9 @@ files (columns seq, arrival_ms, ts, k) and read as a stream with ``maxFilesPerTr
 
 - stock: ``withWatermark(time, "0 seconds")`` + ``groupBy(window(time, "1 minute"), k).count()``,
   append mode (Spark's global, per-micro-batch watermark; no flush at the end);
-- exact: ``apply_window`` (the default profile, per-key clocks, late drops reported as rows).
+- exact: ``apply_window`` (the default profile, per-key clocks, late drops reported as rows);
+- batch: the exact fast path (``spark_impl/batch_exact.py``: ``foreachBatch``, the vectorised
+  step on the driver, state versioned by micro-batch id), writing its rows as Parquet files.
 
 Both write to the ``noop`` sink with ``trigger(availableNow=True)`` in the same local[2]
 session; each is timed from query start to termination and the best of ``--repeat`` runs is
@@ -24,7 +26,7 @@ and does nothing else. No window logic can make the operator faster than its flo
 ``floor/stock`` bounds what any processor on this pipeline can reach.
 
 Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|rocksdb|hdfs]
-     [--check] [--reference] [--no-floor]
+     [--check] [--reference] [--no-floor] [--api-floors]
 """
 
 from __future__ import annotations
@@ -130,6 +132,59 @@ def floor_query(spark: Any, directory: Path) -> Any:
     )
 
 
+def batch_run(spark: Any, directory: Path) -> Timing:
+    """The fast path over the stream (output as Parquet files in a temporary directory)."""
+    return batch_run_in(spark, directory, Path(tempfile.mkdtemp(prefix="spark-bench-batch-")))
+
+
+def batch_run_in(spark: Any, directory: Path, root: Path) -> Timing:
+    """The fast path over the stream, output files in ``root/out``, checkpoint ``root/ckpt``."""
+    from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput, start, state_dir_of
+
+    checkpoint = str(root / "ckpt")
+    batches = ExactBatches(QUERY, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint))
+    return timed(lambda: start(source(spark, directory), batches, checkpoint))
+
+
+def api_floor(spark: Any, directory: Path, api: str) -> Timing:
+    """A ``foreachBatch`` query over the stream whose function moves the micro-batch through
+    ``api`` and does no window logic (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput
+
+    rows = ExactBatches(QUERY, FileOutput(tempfile.mkdtemp()), tempfile.mkdtemp()).rows
+
+    def same(batches: Any) -> Any:
+        yield from batches
+
+    def function(df: Any, batch_id: int) -> None:
+        bucketed = df.withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(4)))
+        if api == "fb/noop":
+            df.write.format("noop").mode("append").save()
+        elif api == "fb/toArrow":
+            rows(df)
+        elif api == "fb/mapInArrow":
+            df.mapInArrow(same, df.schema).write.format("noop").mode("append").save()
+        elif api == "fb/repartition+mapInArrow":
+            shuffled = bucketed.repartition(2, "bucket")
+            shuffled.mapInArrow(same, shuffled.schema).write.format("noop").mode("append").save()
+        else:
+            bucketed.groupBy("bucket").applyInArrow(lambda t: t, bucketed.schema).write.format(
+                "noop"
+            ).mode("append").save()
+
+    writer = (
+        source(spark, directory).writeStream.foreachBatch(function)
+        .option("checkpointLocation", tempfile.mkdtemp(prefix="spark-bench-ckpt-"))
+        .trigger(availableNow=True)
+    )
+    return timed(writer.start)
+
+
+API_FLOORS = ("fb/noop", "fb/toArrow", "fb/mapInArrow", "fb/repartition+mapInArrow", "fb/applyInArrow")
+
+
 Timing = tuple[float, int, float]
 """Seconds from start to termination, micro-batches with input, and the steady rate: events
 per second over the micro-batches after the first (trigger time from Spark's progress), which
@@ -146,8 +201,13 @@ def run(frame: Any, sink: str = "noop", name: str | None = None) -> Timing:
     )
     if name:
         writer = writer.queryName(name)
+    return timed(writer.start)
+
+
+def timed(starter: Any) -> Timing:
+    """The :data:`Timing` of the query ``starter()`` starts, from the call to its end."""
     started = time.perf_counter()
-    query = writer.start()
+    query = starter()
     try:
         query.awaitTermination()
     finally:
@@ -161,12 +221,13 @@ def run(frame: Any, sink: str = "noop", name: str | None = None) -> Timing:
 
 
 def check(spark: Any, table: pa.Table, directory: Path) -> None:
-    """The exact operator's output over the stream equals the oracle's (no end of input)."""
+    """The exact operator's and the fast path's output over the stream equal the oracle's
+    (no end of input)."""
     from windtunnel.oracle.engine import DEFAULT_RULES, operator_for
     from windtunnel.oracle.model.stream import Event
     from windtunnel.oracle.windows.driver import Driver
     from windtunnel.spark_impl.runs import divergences
-    from windtunnel.spark_impl.schema import outputs_in_order
+    from windtunnel.spark_impl.schema import OUTPUT_DDL, outputs_in_order
 
     run(exact_query(spark, directory), "memory", "bench_check")
     rows = [r.asDict() for r in spark.table("bench_check").collect()]
@@ -176,10 +237,17 @@ def check(spark: Any, table: pa.Table, directory: Path) -> None:
     data = table.to_pydict()
     for seq, at, ts, k in zip(data["seq"], data["arrival_ms"], data["ts"], data["k"], strict=True):
         driver.feed(Event(seq, {"k": k, "ts": ts}, at), expected)
-    problems = divergences(expected, outputs_in_order(rows))
-    print(f"check: {len(rows):,} output rows, {len(problems)} divergences from the oracle")
-    if problems:
-        print("\n".join(problems[:10]))
+    root = Path(tempfile.mkdtemp(prefix="spark-bench-check-"))
+    batch_run_in(spark, directory, root)
+    batch_rows = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(root / "out")).collect()]
+    failed = False
+    for side, found in (("exact", rows), ("batch", batch_rows)):
+        problems = divergences(expected, outputs_in_order(found))
+        print(f"check {side}: {len(found):,} output rows, {len(problems)} divergences from the oracle")
+        if problems:
+            print("\n".join(problems[:10]))
+            failed = True
+    if failed:
         raise SystemExit(1)
 
 
@@ -199,6 +267,9 @@ def main() -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="also time the pipeline with a processor that only reads its input",
+    )
+    parser.add_argument(
+        "--api-floors", action="store_true", help="also time the floor of each API tried for the fast path"
     )
     args = parser.parse_args()
 
@@ -223,6 +294,10 @@ def main() -> None:
     for store in stores:  # warm up: JIT, Python workers
         stock(store, root / "warmup")
     run(exact_query(spark, root / "warmup"))
+    batch_run(spark, root / "warmup")
+    apis = API_FLOORS if args.api_floors else ()
+    for api in apis:
+        api_floor(spark, root / "warmup", api)
     if args.floor:
         run(floor_query(spark, root / "warmup"))
 
@@ -240,6 +315,9 @@ def main() -> None:
         for store in stores:
             keep(f"stock/{store}", stock(store, root / "data"))
         keep("exact", run(exact_query(spark, root / "data")))
+        keep("batch", batch_run(spark, root / "data"))
+        for api in apis:
+            keep(api, api_floor(spark, root / "data", api))
         if args.floor:
             keep("floor", run(floor_query(spark, root / "data")))
         if args.reference:
@@ -250,10 +328,10 @@ def main() -> None:
     )
     for label, seconds in best.items():
         print(
-            f"{label:14s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
+            f"{label:26s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
             f"{batches[label]} micro-batches; steady {steady[label] / 1e6:6.3f}M ev/s)"
         )
-    sides = ["exact"] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
+    sides = ["batch", "exact", *apis] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
     for side in sides:
         for store in stores:
             print(

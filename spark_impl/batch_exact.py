@@ -45,7 +45,7 @@ from windtunnel.spark_impl.batch_state import BatchStateStore, Version
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast import eligible as fast_eligible
 from windtunnel.spark_impl.fast_frames import empty_frame
-from windtunnel.spark_impl.schema import INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, OUTPUT_DDL
+from windtunnel.spark_impl.schema import EVENT, INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, OUTPUT_DDL
 
 FILE_FORMATS = ("json", "parquet")
 STATE_DIR = "windtunnel-batch-state"
@@ -206,7 +206,7 @@ class ExactBatches:
     def rows(self, df: Any) -> pd.DataFrame:
         """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed columns)
         as pandas, integer columns nullable."""
-        import pyarrow as pa
+        import numpy as np
 
         from windtunnel.spark_impl.operator import prepare
 
@@ -215,8 +215,17 @@ class ExactBatches:
             df, self.query, buckets=1, seq=c.seq, arrival_ms=c.arrival_ms, kind=c.kind,
             after_seq=c.after_seq, payload=c.payload, typed=self.step.count_only,
         ).drop("bucket")
-        table = prepared.toArrow()
-        return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        typed = any(name.startswith("fast_") for name in prepared.columns)
+        if c.kind is not None or not typed:
+            return frame_of(prepared.toArrow())
+        # events only, typed: the constant columns (every row an event, no after_seq, no
+        # payload) are made here rather than carried from the JVM row by row
+        frame = frame_of(prepared.drop("kind", "after_seq", "payload").toArrow())
+        n = len(frame)
+        frame["kind"] = np.full(n, EVENT, dtype=object)
+        frame["after_seq"] = pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool))
+        frame["payload"] = np.full(n, None, dtype=object)
+        return frame
 
     def __call__(self, df: Any, batch_id: int) -> None:
         store = BatchStateStore(self.state_dir)
@@ -238,6 +247,23 @@ class ExactBatches:
         out = empty_frame() if out is None else out
         self.output(out, "end", spark)
         return len(out)
+
+
+def frame_of(table: Any) -> pd.DataFrame:
+    """An Arrow table as pandas: integer columns with nulls as nullable ``Int64`` (exact; no
+    float detour), without nulls as plain int64."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns: dict[str, Any] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_integer(column.type) and column.null_count:
+            values = np.asarray(pc.fill_null(column, 0).to_numpy(), dtype=np.int64)
+            columns[name] = pd.arrays.IntegerArray(values, np.asarray(column.is_null().to_numpy()))
+        else:
+            columns[name] = column.to_numpy() if column.null_count == 0 else column.to_pandas()
+    return pd.DataFrame(columns, copy=False)
 
 
 # ---------------------------------------------------------------- running
