@@ -5,7 +5,8 @@ The default labels (``truth.py``) are the tenzir profile's rule, computed vector
 For another profile the oracle runs over the stream: the workload's window spec (the
 scenario header ``generate`` writes, with ``profile: P``) and the records as stream items
 (lone events or batches, heartbeats as idle gaps). A record P drops is labelled with the
-drop's reason (``late``, ``null_time``, ``not_a_time``); every other record ``deliver``.
+drop's reason (``late``, ``null_time``, ``not_a_time``, or ``end_of_input`` for a record
+held in a window the profile loses at the end); every other record ``deliver``.
 That takes two passes over the same seed and knobs (a simulation is consumed once): the
 first feeds the oracle and keeps only the drops, the second is written with the labels.
 """

@@ -29,7 +29,10 @@ DELIVER: Final = 0
 LATE: Final = 1
 NULL_TIME: Final = 2
 NOT_A_TIME: Final = 3
-TRUTH_NAMES: Final = ("deliver", "late", "null_time", "not_a_time")
+END_OF_INPUT: Final = 4
+"""Only under ``--truth-profile`` with a profile that loses open windows at the end and
+reports their records (ekuiper's ``end_of_input`` drops); the default profile flushes."""
+TRUTH_NAMES: Final = ("deliver", "late", "null_time", "not_a_time", "end_of_input")
 
 
 class Clocks:
