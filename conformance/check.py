@@ -33,7 +33,7 @@ from windtunnel.conformance.targets import (
     OracleTarget,
     Target,
     TargetRun,
-    oracle_micro_batches,
+    oracle_micro_batches_of,
     oracle_outputs,
 )
 from windtunnel.oracle.model.errors import InvalidSpec
@@ -183,9 +183,10 @@ class _Judge:
         out = []
         for scenario, got in zip(scenarios, runs, strict=True):
             want = self.expected(scenario)
+            timing = self.target.reports_timing
             mismatch = compare_run(
                 want,
-                oracle_micro_batches(want, scenario.items),
+                oracle_micro_batches_of(scenario, want, self.profile) if timing else (),
                 got,
                 drops=self.target.reports_drops,
                 timing=self.target.reports_timing,
@@ -223,9 +224,14 @@ def check(
     judge = _Judge(target, chosen)
     judge.expected(spec)  # the profile can run the spec (else InvalidSpec before any target run)
     own = [spec] if any(not isinstance(i, End) for i in spec.items) else []
-    scenarios = itertools.chain(own, generate(spec, examples, seed, max_events=max_events))
+    generated = generate(spec, examples, seed, max_events=max_events)
+    # the spec's own input runs alone first: a failure there is reported without waiting
+    # for a whole batch of generated streams
+    chunks = itertools.chain(
+        [own] if own else [], iter(lambda: list(itertools.islice(generated, batch_size)), [])
+    )
     checked = 0
-    while chunk := list(itertools.islice(scenarios, batch_size)):
+    for chunk in chunks:
         verdicts = judge.judge(chunk)
         bad = next((i for i, (mismatch, _) in enumerate(verdicts) if mismatch), None)
         done = len(chunk) if bad is None else bad + 1

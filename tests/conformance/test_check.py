@@ -53,7 +53,7 @@ def test_agreement_checks_the_own_input_and_every_example_in_batches() -> None:
     target = Counting()
     result = check(SPEC, target, examples=45, seed=0, batch_size=20)
     assert result.failure is None and result.checked == 46
-    assert target.calls == [20, 20, 6]
+    assert target.calls == [1, 20, 20, 5]  # the own input alone first, then the 45 examples
     assert "46 scenarios" in summary(result) and "scenarios/min" in summary(result)
 
 
