@@ -96,7 +96,6 @@ def test_truth_profile_tenzir_writes_the_default_bytes(tmp_path: Path) -> None:
     [
         (("--columns",), "--columns='scenario': applies to jsonl, parquet, spark-dir only"),
         (("--truth-profile", "nope"), "unknown profile"),
-        (("--truth-profile", "ekuiper"), "reason 'end_of_input', which has no label"),
     ],
 )
 def test_bad_options_are_one_line_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
