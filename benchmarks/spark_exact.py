@@ -23,7 +23,13 @@ bucket, fed event by event) for the before/after comparison. ``--floor`` (defaul
 times the machinery floor: the operator's own pipeline (the pack stage, the shuffle,
 ``transformWithStateInPandas`` over the same buckets) with a processor that reads its input
 and does nothing else. No window logic can make the operator faster than its floor, so
-``floor/stock`` bounds what any processor on this pipeline can reach.
+``floor/stock`` bounds what any processor on this pipeline can reach. ``--api-floors`` also
+times the floor of each API tried for the fast path, on the same input, each a
+``foreachBatch`` function that does no window logic: ``fb/noop`` (reads the micro-batch into
+the ``noop`` sink), ``fb/toArrow`` (the fast path's pipeline and floor: its input rows
+collected to the driver), ``fb/mapInArrow`` (the same rows, ``coalesce(1)``, one Python task
+that reads them and returns a count: the step could run there instead), ``fb/repartition+mapInArrow`` (shuffled by
+key bucket, then Python workers returning the rows) and ``fb/applyInArrow`` (grouped by bucket).
 
 Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|rocksdb|hdfs]
      [--check] [--reference] [--no-floor] [--api-floors]
@@ -153,19 +159,25 @@ def api_floor(spark: Any, directory: Path, api: str) -> Timing:
 
     from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput
 
-    rows = ExactBatches(QUERY, FileOutput(tempfile.mkdtemp()), tempfile.mkdtemp()).rows
+    exact = ExactBatches(QUERY, FileOutput(tempfile.mkdtemp()), tempfile.mkdtemp())
 
     def same(batches: Any) -> Any:
         yield from batches
+
+    def count(batches: Any) -> Any:
+        import pyarrow as pa
+
+        rows = sum(b.num_rows for b in batches)
+        yield pa.RecordBatch.from_pydict({"rows_out": pa.array([rows], pa.int64())})
 
     def function(df: Any, batch_id: int) -> None:
         bucketed = df.withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(4)))
         if api == "fb/noop":
             df.write.format("noop").mode("append").save()
         elif api == "fb/toArrow":
-            rows(df)
+            exact.rows(df)
         elif api == "fb/mapInArrow":
-            df.mapInArrow(same, df.schema).write.format("noop").mode("append").save()
+            exact.prepared(df)[0].coalesce(1).mapInArrow(count, "rows_out long").collect()
         elif api == "fb/repartition+mapInArrow":
             shuffled = bucketed.repartition(2, "bucket")
             shuffled.mapInArrow(same, shuffled.schema).write.format("noop").mode("append").save()

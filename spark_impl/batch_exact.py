@@ -1,13 +1,14 @@
-"""The exact operator's fast path: ``foreachBatch`` micro-batches, the vectorised step on the
-driver, state versioned by micro-batch id.
+"""The exact operator's fast path: ``foreachBatch`` micro-batches, the vectorised step in the
+process running ``foreachBatch``, state versioned by micro-batch id.
 
 Each micro-batch's rows (the operator's input rows, :func:`operator.prepare` with one
 bucket: typed columns when the time and key fields allow, else the JSON payload) come to
-the process running ``foreachBatch`` as one Arrow table (``DataFrame.toArrow``); the
-vectorised step (:class:`~windtunnel.spark_impl.fast.FastStep`: per-key clocks as running
-maxima in seq order, the late test per target window against the key's clock before the
-event, windows close when the key's clock reaches ``end + offset``) runs over all keys at
-once, starting from the state version of the previous micro-batch
+the process running ``foreachBatch`` (the driver, or a Spark Connect server's worker) as
+one Arrow table (``DataFrame.toArrow``); the vectorised step
+(:class:`~windtunnel.spark_impl.fast.FastStep`: per-key clocks as running maxima in seq
+order, the late test per target window against the key's clock before the event, windows
+close when the key's clock reaches ``end + offset``) runs over all keys at once, starting
+from the state version of the previous micro-batch
 (:class:`~windtunnel.spark_impl.batch_state.BatchStateStore`). The output rows (the
 operator's schema, ``schema.OUTPUT_DDL``) go to the sink, then the new state version is
 written. A replayed micro-batch (same id after a restart) reads the same state version and
@@ -15,9 +16,10 @@ overwrites its output file and its state version, so nothing is lost or duplicat
 
 One bucket holds every key, so the wall clock is the stream's (no ``clock`` rows needed)
 and the output equals the oracle's row for row. It skips ``transformWithStateInPandas``,
-its state store and its per-micro-batch Python round trips (``benchmarks/spark_exact.py``
-measures both, and the floor of each API). The step runs in one Python process: the path
-uses one core for the window logic; keys spread over executors only on the general path.
+its state store, its shuffle and its per-micro-batch Python round trips
+(``benchmarks/spark_exact.py`` measures both, and the floor of each API tried). The price:
+the window logic runs in one Python process (one core), which sees every micro-batch's
+rows; keys spread over executors only on the general path.
 
 Eligible (:func:`eligible`): what :func:`windtunnel.spark_impl.fast.eligible` covers (fixed
 windows on an event field, no ``idle_timeout``, no ``aggregate_by``, default rules but
@@ -203,11 +205,10 @@ class ExactBatches:
         self.state_dir = state_dir
         self.columns = columns
 
-    def rows(self, df: Any) -> pd.DataFrame:
-        """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed columns)
-        as pandas, integer columns nullable."""
-        import numpy as np
-
+    def prepared(self, df: Any) -> tuple[Any, bool]:
+        """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed
+        columns) as a DataFrame, and whether the constant columns of an events-only typed
+        input were left out (:meth:`complete` adds them back)."""
         from windtunnel.spark_impl.operator import prepare
 
         c = self.columns
@@ -217,24 +218,45 @@ class ExactBatches:
         ).drop("bucket")
         typed = any(name.startswith("fast_") for name in prepared.columns)
         if c.kind is not None or not typed:
-            return frame_of(prepared.toArrow())
+            return prepared, False
         # events only, typed: the constant columns (every row an event, no after_seq, no
-        # payload) are made here rather than carried from the JVM row by row
-        frame = frame_of(prepared.drop("kind", "after_seq", "payload").toArrow())
-        n = len(frame)
-        frame["kind"] = np.full(n, EVENT, dtype=object)
-        frame["after_seq"] = pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool))
-        frame["payload"] = np.full(n, None, dtype=object)
+        # payload) are made in Python rather than carried from the JVM row by row
+        return prepared.drop("kind", "after_seq", "payload"), True
+
+    @staticmethod
+    def complete(frame: pd.DataFrame, events_only: bool) -> pd.DataFrame:
+        """The step's input frame: the constant columns :meth:`prepared` left out added."""
+        import numpy as np
+
+        if events_only:
+            n = len(frame)
+            frame["kind"] = np.full(n, EVENT, dtype=object)
+            frame["after_seq"] = pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool))
+            frame["payload"] = np.full(n, None, dtype=object)
         return frame
 
-    def __call__(self, df: Any, batch_id: int) -> None:
+    def rows(self, df: Any) -> pd.DataFrame:
+        """The micro-batch's input rows collected here (as the step reads them)."""
+        prepared, events_only = self.prepared(df)
+        return self.complete(frame_of(prepared.toArrow()), events_only)
+
+    def step_batch(self, frame: pd.DataFrame, batch_id: int, spark: Any) -> int:
+        """Micro-batch ``batch_id``'s rows through the step: state version ``batch_id - 1``
+        in, output written, version ``batch_id`` saved. Returns the output rows."""
         store = BatchStateStore(self.state_dir)
         previous = store.before(batch_id)
         state = self.step.new_state() if previous is None else previous.state
-        out = self.step.run(state, [self.rows(df)])
+        out = self.step.run(state, [frame])
         out = empty_frame() if out is None else out
-        self.output(out, str(batch_id), df.sparkSession)
+        self.output(out, str(batch_id), spark)
         store.save(Version(batch_id, state, len(out)))
+        return len(out)
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        """One micro-batch: its rows collected to this process (``toArrow``), the step run
+        here. (Running the step in one task instead, ``coalesce(1)`` then ``mapInArrow``,
+        measured no faster and needs the state directory on the executors' filesystem.)"""
+        self.step_batch(self.rows(df), batch_id, df.sparkSession)
 
     def finish(self, spark: Any) -> int:
         """End of input after the last micro-batch: flush what the newest state version holds

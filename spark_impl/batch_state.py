@@ -11,8 +11,8 @@ counted twice. ``rows/<N>`` keeps each micro-batch's output row count. Versions 
 stay, so micro-batch ``N`` can be replayed).
 
 The process that runs the micro-batches (the driver, or a Spark Connect server's
-foreachBatch worker) keeps the newest version in memory too, so a micro-batch reads the
-file only after a restart.
+foreachBatch worker) keeps the version it wrote in memory too, so the next micro-batch
+skips reading the file.
 """
 
 from __future__ import annotations
