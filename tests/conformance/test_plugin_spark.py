@@ -88,7 +88,7 @@ def test_user_project_catches_the_broken_job_with_a_readable_report(
         "*_ test_failed_logins_holds_to_its_spec _*",
         "divergence: jobs_broken:failed_logins differs from the oracle (profile spark)*",
         "*missing: oracle spark emits, jobs_broken:failed_logins not*",
-        "first divergent window: [1714557600000, 1714558200000) \"alice\"*",
+        "first divergent window: [2024-05-01T10:00:00Z,2024-05-01T10:10:00Z) \"alice\"*",
         "timeline under profile spark*",
         "counterexample written to *windtunnel-counterexamples*failed-logins-counterexample-jobs_broken-failed_logins-*.yaml",
         "  again: windtunnel check * --job jobs_broken:failed_logins --examples 0",
