@@ -276,3 +276,29 @@ def test_fast_path_on_a_standalone_cluster_and_spark_connect(
     assert "fast-job: 3 micro-batches, 241 rows in" in ran.stderr
     assert (tmp_path / "ckpt" / "windtunnel-batch-state").is_dir()
     assert file_lines(tmp_path / "out") == oracle_lines(stream)
+
+
+def test_fast_path_hands_each_micro_batch_to_foreach_batch_and_console(
+    spark: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from windtunnel.oracle.model.results import to_jsonl_line
+    from windtunnel.oracle.scenario import load_yaml, parse_scenario
+    from windtunnel.spark_impl.job import Sink, records_source, run_job, spec_of
+    from windtunnel.spark_impl.schema import outputs_in_order
+
+    spec = spec_of(parse_scenario(load_yaml(FAST_SPEC) | {"input": []}))
+    stream = payments(tmp_path)
+    seen: list[tuple[int, list[dict[str, Any]]]] = []
+
+    def keep(df: Any, batch_id: int) -> None:
+        seen.append((batch_id, [r.asDict() for r in df.collect()]))
+
+    checkpoint = str(tmp_path / "ckpt")
+    report = run_job(spec, records_source(spark, stream), Sink("foreach_batch", function=keep), checkpoint=checkpoint)
+    assert (tmp_path / "ckpt" / "windtunnel-batch-state").is_dir()
+    assert [batch_id for batch_id, _ in seen] == [0, 1, 2]
+    rows = [row for _, part in seen for row in part]
+    assert report.rows_out == len(rows)
+    assert sorted(to_jsonl_line(o) for o in outputs_in_order(rows)) == oracle_lines(stream)
+    run_job(spec, records_source(spark, stream), Sink("console"), checkpoint=str(tmp_path / "c2"))
+    assert "end_of_input" in capfd.readouterr().out
