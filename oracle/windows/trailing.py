@@ -91,18 +91,7 @@ class TrailingOperator(Operator):
         if key.waiting:
             self._drop_passed(key, start_ms, group.value, out)
         ref = WindowRef(start_ms, t_ms)
-        if ctx.trace is not None:
-            deliver_all(ctx.trace, (seq for _, seq, _ in members), group.value, ref)
-            ctx.trace.closed(group.value, ref, "close")
-        if self.aggregator is None:
-            for _, _, payload in members:
-                out.append(Emission(ref, group.value, dict(payload), "close", ctx.after_seq, ctx.wall_ms))
-            return
-        state = self.aggregator.new()
-        for _, _, payload in members:
-            self.aggregator.add(state, payload)
-        for row in self.aggregator.rows(state, start_ms, t_ms):
-            out.append(Emission(ref, group.value, row, "close", ctx.after_seq, ctx.wall_ms))
+        emit_window(self.aggregator, members, ref, group.value, ctx, out)
 
     def triggers(self, t_ms: int, last_trigger_ms: int, every_ms: int) -> bool:
         """Rule trailing_cadence: does an event at ``t_ms`` trigger after one at ``last_trigger_ms``?
@@ -147,3 +136,31 @@ def _time(entry: tuple[int, int, Mapping[str, Any]]) -> int:
 
 def _time_seq(entry: tuple[int, int, Mapping[str, Any]]) -> tuple[int, int]:
     return entry[0], entry[1]
+
+
+Member = tuple[Any, int, Mapping[str, Any]]
+"""A window member: (its time or offset, seq, payload)."""
+
+
+def emit_window(
+    aggregator: Aggregator | None,
+    members: list[Member],
+    ref: WindowRef,
+    group_value: Any,
+    ctx: Context,
+    out: list[Output],
+) -> None:
+    """Emit the fired trailing window ``ref`` of ``members`` (in delivery order): one row per
+    member without an aggregate, else the aggregate's rows (reason ``close``)."""
+    if ctx.trace is not None:
+        deliver_all(ctx.trace, (seq for _, seq, _ in members), group_value, ref)
+        ctx.trace.closed(group_value, ref, "close")
+    if aggregator is None:
+        for _, _, payload in members:
+            out.append(Emission(ref, group_value, dict(payload), "close", ctx.after_seq, ctx.wall_ms))
+        return
+    state = aggregator.new()
+    for _, _, payload in members:
+        aggregator.add(state, payload)
+    for row in aggregator.rows(state, ref.start_ms, ref.end_ms):
+        out.append(Emission(ref, group_value, row, "close", ctx.after_seq, ctx.wall_ms))

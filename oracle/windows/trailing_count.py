@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
-from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.results import Drop, Output, WindowRef
 from windtunnel.oracle.model.spec import Query, TrailingCountWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
-from windtunnel.oracle.windows.trace import deliver_all
+from windtunnel.oracle.windows.trailing import emit_window
 
 
 class CountKey:
@@ -74,18 +74,7 @@ class TrailingCountOperator(Operator):
         key.waiting.clear()
         ref = WindowRef(start_offset=start, end_offset=key.seen)
         members = list(key.last)
-        if ctx.trace is not None:
-            deliver_all(ctx.trace, (seq for _, seq, _ in members), group.value, ref)
-            ctx.trace.closed(group.value, ref, "close")
-        if self.aggregator is None:
-            for _, _, payload in members:
-                out.append(Emission(ref, group.value, dict(payload), "close", ctx.after_seq, ctx.wall_ms))
-            return
-        state = self.aggregator.new()
-        for _, _, payload in members:
-            self.aggregator.add(state, payload)
-        for row in self.aggregator.rows(state, None, None):
-            out.append(Emission(ref, group.value, row, "close", ctx.after_seq, ctx.wall_ms))
+        emit_window(self.aggregator, members, ref, group.value, ctx, out)
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:
         for group in ctx.groups.values():

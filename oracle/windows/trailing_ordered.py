@@ -28,12 +28,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
-from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.results import Drop, Output, WindowRef
 from windtunnel.oracle.model.spec import Query, TrailingCountWindows, TrailingWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
-from windtunnel.oracle.windows.trace import deliver_all
-from windtunnel.oracle.windows.trailing import TrailingOperator
+from windtunnel.oracle.windows.trailing import TrailingOperator, emit_window
 from windtunnel.oracle.windows.trailing_count import TrailingCountOperator
 
 
@@ -125,18 +124,7 @@ class OrderedTrailingOperator(Operator):
         members = [e for e in retained if self.closed or e[0] > start_ms]
         self._drop_passed(key, start_ms, group.value, out)
         ref = WindowRef(start_ms, t_ms)
-        if ctx.trace is not None:
-            deliver_all(ctx.trace, (seq for _, seq, _ in members), group.value, ref)
-            ctx.trace.closed(group.value, ref, "close")
-        if self.aggregator is None:
-            for _, _, payload in members:
-                out.append(Emission(ref, group.value, dict(payload), "close", ctx.after_seq, ctx.wall_ms))
-            return
-        state = self.aggregator.new()
-        for _, _, payload in members:
-            self.aggregator.add(state, payload)
-        for row in self.aggregator.rows(state, start_ms, t_ms):
-            out.append(Emission(ref, group.value, row, "close", ctx.after_seq, ctx.wall_ms))
+        emit_window(self.aggregator, members, ref, group.value, ctx, out)
 
     def _fires(self, key: OrderedKey, t_ms: int, payload: Mapping[str, Any]) -> bool:
         """Rule trailing_cadence and the trigger for in-order events."""
