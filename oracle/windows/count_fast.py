@@ -8,12 +8,26 @@ per-event dispatch, and a count-only aggregate keeps no window state at all: the
 ``[s, s + count)`` (offsets, half-open) emitted at its last offset holds ``count`` events,
 and one flushed at the end of input holds ``next_offset - s`` (reported by its nominal
 range ``[s, s + count)``, docs/semantics.md C1).
+
+With a count-only aggregate (and ``every <= count``) on one plain group field or none, the
+stream is taken in chunks (:mod:`windtunnel.oracle.windows.columns`): a chunk of plain
+events numbered on, without arrival times, on known keys is read in one pass into key
+codes, each event's offset is its key's offset so far plus its rank among the chunk's
+events of that key (a stable sort by code), and the windows completed are those whose
+start ``offset - count + 1`` is a non-negative multiple of ``every``; only their
+emissions are built. Other chunks are split into runs of plain events (checked column by
+column: seqs, arrival times, new keys in first-seen order) and single items; what the
+columns cannot take (unhashable keys, broken streams, watermarks, end of input) goes
+through the per-event loop, which shares the keys' offsets, so outputs stay exact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.fields import getter, hashable
@@ -21,7 +35,23 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, CountWindows, Query
 from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
+from windtunnel.oracle.windows.columns import (
+    CHUNK,
+    KeyTable,
+    arrivals,
+    chunks,
+    emission,
+    event_runs,
+    ranks_within,
+    seqs_follow,
+    window_ref,
+)
 from windtunnel.oracle.windows.driver import group_value, watermark_rejected
+
+_MIN_RUN = 16
+_MAX_REFS = 4096
+"""Window values kept for reuse by start offset (keys at similar offsets share them)."""
+"""Shorter runs of plain events take the per-event loop (the columns' setup costs more)."""
 
 
 def eligible(query: Query, rules: Rules, profile: str) -> bool:
@@ -44,7 +74,15 @@ class _Key:
         self.windows: dict[int, Any] = {}  # open windows' states by start (not count-only)
 
 
-def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_ms: int = 0) -> Iterator[Output]:
+def fast_outputs(
+    query: Query,
+    items: Iterable[Item],
+    rules: Rules,
+    start_wall_ms: int = 0,
+    *,
+    chunk_size: int = CHUNK,
+    min_run: int = _MIN_RUN,
+) -> Iterator[Output]:
     """The reference's outputs for an :func:`eligible` run, computed faster.
 
     Raises InvalidStream for a malformed stream, as the reference does.
@@ -91,7 +129,10 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
     checker = StreamChecker(start_wall_ms)
     next_seq = 0
     ended = False
-    for index, item in enumerate(items):
+
+    def scalar(index: int, item: Item) -> Iterator[Output]:
+        """One item through the per-event loop (every item the columns do not take)."""
+        nonlocal wall, after_seq, next_seq, ended
         if type(item) is Event:
             at_ms = item.at_ms
             if ended or item.seq != next_seq or (at_ms is not None and at_ms < wall):
@@ -114,7 +155,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                     raise watermark_rejected(
                         "tenzir", item.to_ms, "its windows have no event-time watermark"
                     )
-                continue
+                return
         for event in events:
             at_ms = event.at_ms
             if at_ms is not None:
@@ -130,6 +171,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                     key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(raw)
+                    table.add(lookup, key)
             else:
                 values = tuple(g(payload) for g in key_getters)
                 try:
@@ -140,6 +182,7 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                     key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(group_value(values))
+                    table.add(lookup, key)
             after_seq = event.seq
             offset = key.next_offset
             key.next_offset = offset + 1
@@ -170,5 +213,101 @@ def fast_outputs(query: Query, items: Iterable[Item], rules: Rules, start_wall_m
                 if offset == start + count - 1:
                     del windows[start]
                     yield from emit(key, start, offset + 1, state, "count", False)
+
+    # one plain group field or none: the columnar path can take runs of plain events
+    columnar = count_only and not gaps and (key_field is not None or not query.group_by)
+    template = rows([count], None, None) if count_only else []  # a complete window's rows
+
+    def new_key(lookup: Any) -> _Key:
+        key = keys[lookup] = _Key(lookup if key_field is not None else group_value(()))
+        return key
+
+    table = KeyTable(key_field, new_key)
+    window_refs: dict[int, WindowRef] = {}
+
+    def columns(events: Sequence[Event]) -> Iterator[Output] | None:
+        """A run of plain events, column by column (None: the per-event loop must take
+        it): its windows are counted at once, the emissions built as they are consumed."""
+        if not seqs_follow(events, next_seq):
+            return None
+        usable, walls = arrivals(events, wall)
+        if not usable:
+            return None
+        codes = table.codes(events)
+        if codes is None:
+            return None
+        return counted(codes, walls)
+
+    def counted(codes: npt.NDArray[np.intp], walls: list[int] | None) -> Iterator[Output]:
+        """Advance every key's offsets by a run's events (their key codes) and return the
+        emissions of the windows they complete, in stream order, built as consumed."""
+        nonlocal wall, after_seq, next_seq
+        key_list = table.objects
+        order, rank, counts = ranks_within(codes, len(key_list))
+        present = np.flatnonzero(counts)
+        base = np.zeros(len(key_list), dtype=np.int64)
+        chunk_keys = [key_list[code] for code in present.tolist()]
+        base[present] = [key.next_offset for key in chunk_keys]
+        sorted_codes = codes[order]
+        starts = base[sorted_codes] + rank - (count - 1)  # the window each offset completes
+        done = (starts >= 0) & (starts % hop == 0)
+        positions = order[done]
+        by_position = np.argsort(positions)
+        first_seq = next_seq
+        for key, following in zip(chunk_keys, (base[present] + counts[present]).tolist(), strict=True):
+            key.next_offset = following
+        next_seq += len(codes)
+        after_seq = next_seq - 1
+        wall_before = wall
+        if walls is not None:
+            wall = walls[-1]
+        return emitted(
+            positions[by_position].tolist(), starts[done][by_position].tolist(),
+            sorted_codes[done][by_position].tolist(), first_seq, wall_before, walls,
+        )
+
+    def emitted(
+        positions: list[int], starts: list[int], codes: list[int], first_seq: int, wall_ms: int,
+        walls: list[int] | None,
+    ) -> Iterator[Output]:
+        """The emissions of the windows a run completed, in stream order."""
+        key_list = table.objects
+        refs = window_refs  # windows [s, s + count) are the same for every key: shared values
+        if len(refs) > _MAX_REFS:
+            refs.clear()
+        for position, start, code in zip(positions, starts, codes, strict=True):
+            ref = refs.get(start)
+            if ref is None:
+                ref = refs[start] = window_ref(None, None, start, start + count)
+            group = key_list[code].value
+            at = wall_ms if walls is None else walls[position]
+            for row in template:
+                yield emission(ref, group, dict(row), "count", first_seq + position, at, False)
+
+    index = -1
+    for chunk in chunks(items, chunk_size):
+        if columnar and not ended and len(chunk) >= min_run:
+            codes = table.plain_codes(chunk.iterate(), next_seq)  # the common case: one pass
+            if codes is not None:
+                index += len(chunk)
+                chunk.release()
+                yield from counted(codes, None)
+                continue
+        run_items = chunk.items()
+        for run_start, run_stop, plain in event_runs(run_items):
+            if plain and columnar and not ended and run_stop - run_start >= min_run:
+                done_outputs = columns(run_items[run_start:run_stop])  # type: ignore[arg-type]
+                if done_outputs is not None:
+                    index += run_stop - run_start
+                    yield from done_outputs
+                    continue
+            for item in run_items[run_start:run_stop]:
+                index += 1
+                if type(item) is Batch and columnar and not ended and len(item.events) >= min_run:
+                    done_outputs = columns(item.events)
+                    if done_outputs is not None:
+                        yield from done_outputs
+                        continue
+                yield from scalar(index, item)
     if not ended:
         yield from end()

@@ -23,7 +23,7 @@ from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Aggregation, CountWindows, FixedWindows, Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, numbered
-from windtunnel.oracle.windows.count_fast import eligible
+from windtunnel.oracle.windows.count_fast import eligible, fast_outputs
 from windtunnel.oracle.windows.driver import Driver
 from windtunnel.simulator.strategies import streams, window_specs
 
@@ -63,6 +63,51 @@ def test_fast_path_equals_the_reference(
     rules = Rules(end_of_input=end)
     assert eligible(query, rules, "tenzir")
     assert run(query, items, rules=rules).outputs == tuple(reference(query, items, rules))
+
+
+def without_arrivals(items: tuple[Item, ...], keep_every: int) -> tuple[Item, ...]:
+    """The items with ``at_ms`` cleared, except on every ``keep_every``-th event (0: on none)."""
+
+    def event(e: Event) -> Event:
+        return e if keep_every and e.seq % keep_every == 0 else Event(e.seq, e.payload)
+
+    return tuple(
+        event(i) if isinstance(i, Event) else Batch(tuple(map(event, i.events))) if isinstance(i, Batch) else i
+        for i in items
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    window=window_specs(kinds=("count",), max_count=6) | gapped,
+    items=streams(max_events=60, keys=[1, True, "a", None], allow_null_times=True, with_batches=True, with_advances=True),
+    arrivals=st.sampled_from([0, 1, 3]),
+    grouped=st.booleans(),
+    chunk_size=st.integers(1, 9),
+    min_run=st.integers(1, 4),
+    as_iterator=st.booleans(),
+)
+def test_the_columns_equal_the_reference_across_chunk_boundaries(
+    window: CountWindows, items: tuple[Item, ...], arrivals: int, grouped: bool, chunk_size: int,
+    min_run: int, as_iterator: bool,
+) -> None:
+    """Tiny chunks and runs put every chunk boundary, new key, batch and arrival time
+    through the columnar path and its hand-overs to the per-event loop (keys 1 and True
+    are one group: the first seen names it)."""
+    query = Query(window, group_by=("key",) if grouped else (), aggregate=(Aggregation("n", "count"),))
+    items = without_arrivals(items, arrivals)
+    stream = iter(items) if as_iterator else items
+    fast = fast_outputs(query, stream, Rules(), chunk_size=chunk_size, min_run=min_run)
+    assert tuple(fast) == tuple(reference(query, items, Rules()))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 64])
+def test_missing_and_unhashable_keys_in_a_chunk_take_the_loop(chunk_size: int) -> None:
+    keys: list[Any] = ["a", "a", [1], "b", None, "a", [1], "b"] * 3
+    items = tuple(Event(i, {"key": k} if k is not None else {}) for i, k in enumerate(keys))
+    query = Query(CountWindows(2), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    fast = fast_outputs(query, items, Rules(), chunk_size=chunk_size, min_run=1)
+    assert tuple(fast) == tuple(reference(query, items, Rules()))
 
 
 def test_the_timeline_above() -> None:
@@ -113,14 +158,18 @@ INVALID_STREAMS: dict[str, tuple[Any, ...]] = {
     "arrival goes back in a batch": (Batch((Event(0, {}, 50), Event(1, {}, 40))),),
     "advance goes back": (Event(0, {}, 50), Advance(10)),
     "event after end": (Event(0, {}), End(), Event(1, {})),
+    "seq goes back in a run": tuple(Event(s, {"key": "a"}) for s in (0, 1, 2, 1, 4)),
+    "arrival goes back in a run": tuple(Event(s, {"key": "a"}, 10 - s) for s in range(5)),
+    "arrival missing in a run": (Event(0, {}, 5), Event(1, {}), Event(2, {}, 1)),
 }
 
 
+@pytest.mark.parametrize("chunk_size", [1, 2, 64])
 @pytest.mark.parametrize("items", INVALID_STREAMS.values(), ids=INVALID_STREAMS.keys())
-def test_fast_path_rejects_invalid_streams_like_the_reference(items: tuple[Item, ...]) -> None:
+def test_fast_path_rejects_invalid_streams_like_the_reference(items: tuple[Item, ...], chunk_size: int) -> None:
     query = Query(CountWindows(2), group_by=("key",), aggregate=(Aggregation("n", "count"),))
     with pytest.raises(InvalidStream) as fast:
-        run(query, items)
+        list(fast_outputs(query, items, Rules(), chunk_size=chunk_size, min_run=1))
     with pytest.raises(InvalidStream) as slow:
         reference(query, items, Rules())
     assert str(fast.value) == str(slow.value)

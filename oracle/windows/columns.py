@@ -1,0 +1,255 @@
+"""Helpers for the columnar chunk paths of the count and session fast paths.
+
+A fast path pulls the stream in chunks of up to :data:`CHUNK` items; a chunk whose items
+are all plain :class:`Event` values goes through the fast path's columnar code when its
+columns are ordinary (:func:`event_columns`), everything else through its per-event loop,
+which shares the same state. :func:`emission` builds an :class:`Emission` equal to the
+one its constructor builds, about twice as fast (it skips the frozen dataclass's
+``object.__setattr__`` calls; tests/oracle/test_columns.py checks the equality).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from operator import attrgetter
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from windtunnel.oracle.model.results import Emission, WindowRef
+from windtunnel.oracle.model.stream import Event, Item
+
+CHUNK = 65_536
+"""Items per chunk: bounds memory and keeps chunk-local key codes within 16 bits."""
+
+_SEQ = attrgetter("seq")
+_AT = attrgetter("at_ms")
+_new = object.__new__
+
+
+def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The slot ``name``'s setter, which a frozen dataclass's ``__setattr__`` does not guard."""
+    return cast(Callable[[Any, Any], None], cls.__dict__[name].__set__)
+
+
+_set_window = _setter(Emission, "window")
+_set_group = _setter(Emission, "group")
+_set_row = _setter(Emission, "row")
+_set_reason = _setter(Emission, "reason")
+_set_after = _setter(Emission, "after_seq")
+_set_wall = _setter(Emission, "wall_ms")
+_set_partial = _setter(Emission, "partial")
+_set_type = _setter(Emission, "type")
+_set_start_ms = _setter(WindowRef, "start_ms")
+_set_end_ms = _setter(WindowRef, "end_ms")
+_set_start_offset = _setter(WindowRef, "start_offset")
+_set_end_offset = _setter(WindowRef, "end_offset")
+
+
+def window_ref(start_ms: int | None, end_ms: int | None, start_offset: int | None, end_offset: int | None) -> WindowRef:
+    """``WindowRef(start_ms, end_ms, start_offset, end_offset)`` for bounds known valid (an
+    int ``start_ms`` or ``start_offset``), without the constructor's overhead."""
+    ref = _new(WindowRef)
+    _set_start_ms(ref, start_ms)
+    _set_end_ms(ref, end_ms)
+    _set_start_offset(ref, start_offset)
+    _set_end_offset(ref, end_offset)
+    return ref
+
+
+def emission(
+    window: WindowRef, group: Any, row: Mapping[str, Any], reason: str, after_seq: int | None,
+    wall_ms: int, partial: bool,
+) -> Emission:
+    """``Emission(window, group, row, reason, after_seq, wall_ms, partial)``, built faster."""
+    out = _new(Emission)
+    _set_window(out, window)
+    _set_group(out, group)
+    _set_row(out, row)
+    _set_reason(out, reason)
+    _set_after(out, after_seq)
+    _set_wall(out, wall_ms)
+    _set_partial(out, partial)
+    _set_type(out, "emit")
+    return out
+
+
+class Chunk:
+    """Up to :data:`CHUNK` consecutive items of a stream. Of a list or tuple it is a range
+    (:meth:`iterate` walks it in place, :meth:`items` copies it); of another iterable, a
+    list. :meth:`release` drops the items: a list of events alive across garbage
+    collections costs a visit per event each time, so a consumer releases a chunk before
+    its outputs are consumed."""
+
+    __slots__ = ("_items", "source", "start", "stop")
+
+    def __init__(self, source: Sequence[Item] | None, start: int, stop: int, items: list[Item] | None) -> None:
+        self.source = source
+        self.start = start
+        self.stop = stop
+        self._items = items
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def iterate(self) -> Iterator[Item]:
+        """The items in order, without copying them."""
+        if self._items is not None:
+            return iter(self._items)
+        assert self.source is not None
+        iterator = iter(self.source)
+        iterator.__setstate__(self.start)  # type: ignore[attr-defined]
+        return islice(iterator, self.stop - self.start)
+
+    def items(self) -> list[Item]:
+        """The items as a list."""
+        if self._items is None:
+            assert self.source is not None
+            self._items = list(self.source[self.start:self.stop])
+        return self._items
+
+    def release(self) -> None:
+        self.source = None
+        if self._items is not None:
+            del self._items[:]
+
+
+def chunks(items: Iterable[Item], size: int = CHUNK) -> Iterator[Chunk]:
+    """The stream in chunks of up to ``size`` items, in order."""
+    if type(items) is list or type(items) is tuple:
+        for start in range(0, len(items), size):
+            yield Chunk(items, start, min(start + size, len(items)), None)
+        return
+    iterator = iter(items)
+    start = 0
+    while True:
+        chunk = list(islice(iterator, size))
+        if not chunk:
+            return
+        yield Chunk(None, start, start + len(chunk), chunk)
+        start += len(chunk)
+        chunk = []
+
+
+def event_runs(chunk: list[Item]) -> list[tuple[int, int, bool]]:
+    """``(start, stop, plain)`` runs covering the chunk in order: ``plain`` runs hold only
+    :class:`Event` items, the others one item each."""
+    types = list(map(type, chunk))
+    if types.count(Event) == len(chunk):
+        return [(0, len(chunk), True)]
+    runs = []
+    start = 0
+    for position, kind in enumerate(types):
+        if kind is not Event:
+            if position > start:
+                runs.append((start, position, True))
+            runs.append((position, position + 1, False))
+            start = position + 1
+    if start < len(chunk):
+        runs.append((start, len(chunk), True))
+    return runs
+
+
+def seqs_follow(events: Sequence[Event], next_seq: int) -> bool:
+    """True when the events' seqs are exactly ``next_seq, next_seq + 1, ...``."""
+    n = len(events)
+    if events[0].seq != next_seq or events[-1].seq != next_seq + n - 1:
+        return False
+    try:
+        seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=n)
+    except OverflowError:
+        return False
+    return n == 1 or bool((seqs[1:] > seqs[:-1]).all())  # increasing from first to last: +1 each
+
+
+def arrivals(events: Sequence[Event], wall_ms: int) -> tuple[bool, list[int] | None]:
+    """``(usable, walls)``: the wall clock at each event (None: no event carries ``at_ms``,
+    the clock stays at ``wall_ms``); not usable when some events carry ``at_ms`` and others
+    not, or the arrival times go back (the per-event loop reports that)."""
+    ats = list(map(_AT, events))
+    missing = ats.count(None)
+    if missing == len(ats):
+        return True, None
+    if missing or ats[0] < wall_ms:
+        return False, None
+    try:
+        array = np.array(ats, dtype=np.int64)
+    except OverflowError:
+        return False, None
+    if len(ats) > 1 and bool((array[1:] < array[:-1]).any()):
+        return False, None
+    return True, ats
+
+
+class KeyTable:
+    """Codes 0, 1, 2, ... for group lookup keys (the field's value, or ``()`` with no group
+    fields) in first-seen order, and the per-key object ``new(lookup)`` made for each."""
+
+    __slots__ = ("code_of", "field", "new", "objects")
+
+    def __init__(self, field: str | None, new: Callable[[Any], Any]) -> None:
+        self.field = field
+        self.new = new
+        self.code_of: dict[Any, int] = {}
+        self.objects: list[Any] = []
+
+    def add(self, lookup: Any, obj: Any) -> None:
+        """Register a key the per-event loop created."""
+        self.code_of[lookup] = len(self.objects)
+        self.objects.append(obj)
+
+    def plain_codes(self, items: Iterable[Item], next_seq: int) -> npt.NDArray[np.intp] | None:
+        """Each item's key code in one pass, when every item is a plain :class:`Event`
+        numbered on from ``next_seq``, without ``at_ms``, its key seen before; else None."""
+        code_of = self.code_of
+        event = Event
+        field = self.field
+        try:
+            if field is None:
+                found = [
+                    0 if type(e) is event and e.seq == i and e.at_ms is None else -1
+                    for i, e in enumerate(items, next_seq)
+                ]
+                codes = np.fromiter(found, dtype=np.intp, count=len(found)) + code_of[()]
+            else:
+                found = [
+                    code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else -1
+                    for i, e in enumerate(items, next_seq)
+                ]
+                codes = np.fromiter(found, dtype=np.intp, count=len(found))
+        except (KeyError, TypeError):  # a new key, no key field, an unhashable key
+            return None
+        return codes if int(codes.min()) >= 0 else None
+
+    def codes(self, events: Sequence[Event]) -> npt.NDArray[np.intp] | None:
+        """Each event's key code, creating new keys in first-seen order; None when a
+        key is unhashable (the per-event loop keys those)."""
+        field = self.field
+        n = len(events)
+        if field is None:
+            if () not in self.code_of:
+                self.add((), self.new(()))
+            return np.full(n, self.code_of[()], dtype=np.intp)
+        raw = [e.payload.get(field) for e in events]
+        try:
+            fresh = [k for k in dict.fromkeys(raw) if k not in self.code_of]
+        except TypeError:
+            return None
+        for lookup in fresh:
+            self.add(lookup, self.new(lookup))
+        code_of = self.code_of
+        return np.fromiter([code_of[k] for k in raw], dtype=np.intp, count=n)
+
+
+def ranks_within(codes: npt.NDArray[np.intp], groups: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(order, rank, counts)``: the positions sorted stably by code, each sorted
+    position's rank among its code's events (0, 1, ...), and the events per code
+    (``groups``: one more than the largest code)."""
+    small = codes.astype(np.uint16) if groups <= 65_536 else codes  # radix sort
+    order = np.argsort(small, kind="stable")
+    counts = np.bincount(codes, minlength=groups)
+    starts = np.cumsum(counts) - counts
+    rank = np.arange(len(codes), dtype=np.intp) - starts[codes[order]]
+    return order, rank, counts

@@ -1,0 +1,45 @@
+"""The columnar helpers of the fast paths (oracle/windows/columns.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from windtunnel.oracle.model.results import Emission, WindowRef
+from windtunnel.oracle.model.stream import End, Event, Item
+from windtunnel.oracle.windows.columns import Chunk, chunks, emission, event_runs, window_ref
+
+
+@pytest.mark.parametrize(
+    "bounds", [(0, 5, None, None), (None, None, 3, 6), (-7, -7, None, None), (1, 2, 3, 4)]
+)
+def test_a_fast_window_ref_equals_the_constructed_one(bounds: tuple[Any, ...]) -> None:
+    fast = window_ref(*bounds)
+    assert type(fast) is WindowRef and fast == WindowRef(*bounds) and hash(fast) == hash(WindowRef(*bounds))
+
+
+@pytest.mark.parametrize("partial", [False, True])
+@pytest.mark.parametrize("group", [None, "a", [1, 2]])
+def test_a_fast_emission_equals_the_constructed_one(partial: bool, group: Any) -> None:
+    args = (WindowRef(0, 10), group, {"n": 3}, "close", 7, 12, partial)
+    fast = emission(*args)
+    slow = Emission(*args)
+    assert type(fast) is Emission and fast == slow and fast.to_json() == slow.to_json()
+    assert repr(fast) == repr(slow)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 10])
+@pytest.mark.parametrize("kind", [list, tuple, iter])
+def test_chunks_cover_the_stream_in_order(size: int, kind: Any) -> None:
+    items: list[Item] = [Event(i, {}) for i in range(7)]
+    found: list[Chunk] = list(chunks(kind(items), size))
+    assert [len(c) for c in found] == [min(size, 7 - s) for s in range(0, 7, size)]
+    assert [i for c in found for i in c.iterate()] == items
+    assert [i for c in found for i in c.items()] == items
+
+
+def test_event_runs_split_at_other_items() -> None:
+    items: list[Item] = [Event(0, {}), Event(1, {}), End(), Event(2, {})]
+    assert event_runs(items) == [(0, 2, True), (2, 3, False), (3, 4, True)]
+    assert event_runs(items[:2]) == [(0, 2, True)]
