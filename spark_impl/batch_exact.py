@@ -46,7 +46,14 @@ from windtunnel.oracle.model.spec import Query
 from windtunnel.spark_impl.batch_state import BatchStateStore, Version
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast import eligible as fast_eligible
-from windtunnel.spark_impl.fast_frames import empty_frame
+from windtunnel.spark_impl.fast_frames import (
+    TYPED_TIME,
+    TYPED_TIME_NULL,
+    empty_frame,
+    typed_key,
+    typed_key_null,
+)
+from windtunnel.spark_impl.fast_tumbling import covers, tumbling_counts
 from windtunnel.spark_impl.schema import EVENT, INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, OUTPUT_DDL
 
 FILE_FORMATS = ("json", "parquet")
@@ -204,6 +211,7 @@ class ExactBatches:
         self.output = output
         self.state_dir = state_dir
         self.columns = columns
+        self._direct: dict[str, list[str] | None] = {}
 
     def prepared(self, df: Any) -> tuple[Any, bool]:
         """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed
@@ -240,13 +248,55 @@ class ExactBatches:
         prepared, events_only = self.prepared(df)
         return self.complete(frame_of(prepared.toArrow()), events_only)
 
-    def step_batch(self, frame: pd.DataFrame, batch_id: int, spark: Any) -> int:
-        """Micro-batch ``batch_id``'s rows through the step: state version ``batch_id - 1``
-        in, output written, version ``batch_id`` saved. Returns the output rows."""
+    def direct_columns(self, df: Any) -> list[str] | None:
+        """The stream columns to collect as int64 for :func:`fast_tumbling.tumbling_counts`
+        (seq, arrival or none, event time, key or none), or None when the query or the
+        input needs the general step (a kind or payload column, a nested or non-integer
+        time or key field, hopping windows, other aggregates). Decided once per schema."""
+        schema = df.schema.json()
+        if schema not in self._direct:
+            self._direct[schema] = direct_columns(self.step, self.columns, dict(df.dtypes))
+        return self._direct[schema]
+
+    def collect_direct(self, df: Any, names: list[str]) -> Any:
+        """The micro-batch's ``names`` columns as int64, collected here as one Arrow table."""
+        from pyspark.sql import functions as F
+
+        return df.select(*[F.col(name).cast("long").alias(f"c{i}") for i, name in enumerate(names)]).toArrow()
+
+    def step_table(self, table: Any, batch_id: int, spark: Any) -> int:
+        """Micro-batch ``batch_id`` from the Arrow table :meth:`collect_direct` gave:
+        :func:`fast_tumbling.tumbling_counts` without nulls, else the general step on the
+        same rows. Returns the output rows."""
+        c = self.columns
+        names = ["seq", *(["arrival_ms"] if c.arrival_ms else []), TYPED_TIME, *([typed_key(0)] if self.query.group_by else [])]
+        table = table.rename_columns(names)
+        if any(column.null_count for column in table.columns):
+            return self.step_batch(self.complete(typed_frame(table), True), batch_id, spark)
+        arrays = {name: table.column(name).to_numpy() for name in names}
+
+        def run(state: Any) -> pd.DataFrame | None:
+            return tumbling_counts(
+                self.step, state, arrays["seq"], arrays.get("arrival_ms"), arrays[TYPED_TIME],
+                arrays.get(typed_key(0)),
+            )
+
+        return self.step_batch(None, batch_id, spark, run)
+
+    def step_batch(
+        self,
+        frame: pd.DataFrame | None,
+        batch_id: int,
+        spark: Any,
+        run: Callable[[Any], pd.DataFrame | None] | None = None,
+    ) -> int:
+        """Micro-batch ``batch_id``'s rows through the step (``run(state)`` instead when
+        given): state version ``batch_id - 1`` in, output written, version ``batch_id``
+        saved. Returns the output rows."""
         store = BatchStateStore(self.state_dir)
         previous = store.before(batch_id)
         state = self.step.new_state() if previous is None else previous.state
-        out = self.step.run(state, [frame])
+        out = run(state) if run is not None else self.step.run(state, [frame])
         out = empty_frame() if out is None else out
         self.output(out, str(batch_id), spark)
         store.save(Version(batch_id, state, len(out)))
@@ -254,9 +304,15 @@ class ExactBatches:
 
     def __call__(self, df: Any, batch_id: int) -> None:
         """One micro-batch: its rows collected to this process (``toArrow``), the step run
-        here. (Running the step in one task instead, ``coalesce(1)`` then ``mapInArrow``,
-        measured no faster and needs the state directory on the executors' filesystem.)"""
-        self.step_batch(self.rows(df), batch_id, df.sparkSession)
+        here: typed tumbling counts as plain int64 columns (:meth:`direct_columns`), any
+        other query as the operator's input rows. (Running the step in one task instead,
+        ``coalesce(1)`` then ``mapInArrow``, measured no faster and needs the state
+        directory on the executors' filesystem.)"""
+        names = self.direct_columns(df)
+        if names is not None:
+            self.step_table(self.collect_direct(df, names), batch_id, df.sparkSession)
+        else:
+            self.step_batch(self.rows(df), batch_id, df.sparkSession)
 
     def finish(self, spark: Any) -> int:
         """End of input after the last micro-batch: flush what the newest state version holds
@@ -269,6 +325,38 @@ class ExactBatches:
         out = empty_frame() if out is None else out
         self.output(out, "end", spark)
         return len(out)
+
+
+_INTEGRAL = ("bigint", "int", "smallint", "tinyint")
+
+
+def direct_columns(step: FastStep, columns: Columns, types: dict[str, str]) -> list[str] | None:
+    """The input columns :func:`fast_tumbling.tumbling_counts` reads (seq, arrival if any,
+    the time field, the key field if any), or None when the step or the input is not
+    covered (see :meth:`ExactBatches.direct_columns`). ``types``: column name -> Spark type."""
+    c = columns
+    if c.kind or c.after_seq or c.payload or not covers(step):
+        return None
+    fields = [step.query.window.on, *step.query.group_by]
+    stream = {c.seq, c.arrival_ms, "bucket"}
+    if any(f in stream or types.get(f) not in _INTEGRAL for f in fields):
+        return None
+    if types.get(c.seq) not in _INTEGRAL or (c.arrival_ms and types.get(c.arrival_ms) not in _INTEGRAL):
+        return None
+    return [c.seq, *([c.arrival_ms] if c.arrival_ms else []), *fields]
+
+
+def typed_frame(table: Any) -> pd.DataFrame:
+    """The typed events frame the general step reads, from :meth:`ExactBatches.step_table`'s
+    renamed table (nulls as 0 plus the ``_null`` flags)."""
+    frame = frame_of(table)
+    for name in (TYPED_TIME, typed_key(0)):
+        if name in frame.columns:
+            values = frame[name]
+            missing = values.isna().to_numpy()
+            frame[name] = values.fillna(0).to_numpy().astype("int64")
+            frame[TYPED_TIME_NULL if name == TYPED_TIME else typed_key_null(0)] = missing
+    return frame
 
 
 def frame_of(table: Any) -> pd.DataFrame:

@@ -170,6 +170,16 @@ def _typed_keys(frame: pd.DataFrame, key_count: int) -> tuple[np.ndarray, list[t
             columns.append(objects)
         else:
             columns.append(column.to_numpy(dtype=object))
+    if any(pd.isna(c).any() for c in columns):
+        # pandas factorizes None as NaN (a key that equals nothing, itself included, once
+        # pickled): codes by first appearance through a dict instead, None kept as None
+        first: dict[tuple[Any, ...], int] = {}
+        codes = np.fromiter(
+            (first.setdefault(values, len(first)) for values in zip(*(c.tolist() for c in columns), strict=True)),
+            np.int64,
+            n,
+        )
+        return codes, list(first)
     if len(columns) == 1:
         codes, uniques = pd.factorize(columns[0], use_na_sentinel=False)
         return codes.astype(np.int64), [(v,) for v in uniques]
@@ -328,11 +338,11 @@ def late_frame(
 def _empty_columns(n: int) -> dict[str, Any]:
     """Every output column, all null, for ``n`` rows."""
     none = np.full(n, None, dtype=object)
-    ints = pd.array([None] * n, dtype="Int64")
+    ints = pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool))
     frame: dict[str, Any] = {}
     for name in OUTPUT_COLUMNS:
         frame[name] = ints if name in INT_OUTPUT_COLUMNS else none
-    frame["partial"] = pd.array([None] * n, dtype="boolean")
+    frame["partial"] = pd.arrays.BooleanArray(np.zeros(n, bool), np.ones(n, bool))
     return frame
 
 
