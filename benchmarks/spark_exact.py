@@ -26,8 +26,11 @@ and does nothing else. No window logic can make the operator faster than its flo
 ``floor/stock`` bounds what any processor on this pipeline can reach. ``--api-floors`` also
 times the floor of each API tried for the fast path, on the same input, each a
 ``foreachBatch`` function that does no window logic: ``fb/noop`` (reads the micro-batch into
-the ``noop`` sink), ``fb/toArrow`` (the fast path's pipeline and floor: its input rows
-collected to the driver), ``fb/mapInArrow`` (the same rows, ``coalesce(1)``, one Python task
+the ``noop`` sink), ``fb/toArrow`` (the general fast step's pipeline and floor: the operator's
+input rows collected to the driver), ``fb/toArrow(int64)`` (the typed tumbling path's floor:
+the four stream columns collected as int64), ``fb/sql-window`` (the window logic in Spark
+SQL, its first piece only: each key's running clock by a window function, into ``noop``),
+``fb/sql-agg`` (the pre-aggregation piece only: counts per key and window, into ``noop``), ``fb/mapInArrow`` (the same rows, ``coalesce(1)``, one Python task
 that reads them and returns a count: the step could run there instead), ``fb/repartition+mapInArrow`` (shuffled by
 key bucket, then Python workers returning the rows) and ``fb/applyInArrow`` (grouped by bucket).
 
@@ -155,10 +158,12 @@ def batch_run_in(spark: Any, directory: Path, root: Path) -> Timing:
 def api_floor(spark: Any, directory: Path, api: str) -> Timing:
     """A ``foreachBatch`` query over the stream whose function moves the micro-batch through
     ``api`` and does no window logic (see the module docstring)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput
 
+    by_key = Window.partitionBy("k").orderBy("seq")
     exact = ExactBatches(QUERY, FileOutput(tempfile.mkdtemp()), tempfile.mkdtemp())
 
     def same(batches: Any) -> Any:
@@ -176,6 +181,14 @@ def api_floor(spark: Any, directory: Path, api: str) -> Timing:
             df.write.format("noop").mode("append").save()
         elif api == "fb/toArrow":
             exact.rows(df)
+        elif api == "fb/toArrow(int64)":
+            exact.collect_direct(df, ["seq", "arrival_ms", "ts", "k"])
+        elif api == "fb/sql-window":
+            clock = F.max("ts").over(by_key.rowsBetween(Window.unboundedPreceding, -1))
+            df.withColumn("clock", clock).write.format("noop").mode("append").save()
+        elif api == "fb/sql-agg":
+            start = F.col("ts") - F.pmod("ts", F.lit(MINUTE_MS))
+            df.groupBy("k", start.alias("start")).count().write.format("noop").mode("append").save()
         elif api == "fb/mapInArrow":
             exact.prepared(df)[0].coalesce(1).mapInArrow(count, "rows_out long").collect()
         elif api == "fb/repartition+mapInArrow":
@@ -194,7 +207,16 @@ def api_floor(spark: Any, directory: Path, api: str) -> Timing:
     return timed(writer.start)
 
 
-API_FLOORS = ("fb/noop", "fb/toArrow", "fb/mapInArrow", "fb/repartition+mapInArrow", "fb/applyInArrow")
+API_FLOORS = (
+    "fb/noop",
+    "fb/toArrow",
+    "fb/toArrow(int64)",
+    "fb/sql-window",
+    "fb/sql-agg",
+    "fb/mapInArrow",
+    "fb/repartition+mapInArrow",
+    "fb/applyInArrow",
+)
 
 
 Timing = tuple[float, int, float]
