@@ -24,6 +24,8 @@ from bisect import insort
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
@@ -31,7 +33,13 @@ from windtunnel.oracle.model.rules import Rules, close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.windows.columns import CHUNK, Chunk, KeyTable, chunks
 from windtunnel.oracle.windows.driver import group_value, unusable_time_drop
+from windtunnel.oracle.windows.session_columns import count_rows, session_chunk
+
+_MIN_RUN = 16
+"""Shorter chunks take the per-event loop (the columns' setup costs more)."""
+_TIME_LIMIT = 1 << 62
 
 _FREE_RULES = {"end_of_input": "flush", "session_gap": "inclusive"}
 """Rules the fast path reads itself; every other rule must keep its default value."""
@@ -76,7 +84,14 @@ class _Key:
 
 
 def fast_outputs(
-    query: Query, items: Iterable[Item], rules: Rules, time_unit_ms: int = 1, start_wall_ms: int = 0
+    query: Query,
+    items: Iterable[Item],
+    rules: Rules,
+    time_unit_ms: int = 1,
+    start_wall_ms: int = 0,
+    *,
+    chunk_size: int = CHUNK,
+    min_run: int = _MIN_RUN,
 ) -> Iterator[Output]:
     """The reference's outputs for an :func:`eligible` run, computed faster.
 
@@ -179,7 +194,10 @@ def fast_outputs(
     checker = StreamChecker(start_wall_ms)
     next_seq = 0
     ended = False
-    for index, item in enumerate(items):
+
+    def scalar(index: int, item: Item) -> Iterator[Output]:
+        """One item through the per-event loop (every item the columns do not take)."""
+        nonlocal wall, after_seq, next_seq, ended
         if type(item) is Event:
             at_ms = item.at_ms
             if ended or item.seq != next_seq or (at_ms is not None and at_ms < wall):
@@ -200,7 +218,7 @@ def fast_outputs(
                     yield from end()
                 elif type(item) is Watermark:
                     yield from watermark(item.to_ms)
-                continue
+                return
         for event in events:
             at_ms = event.at_ms
             if at_ms is not None:
@@ -217,6 +235,7 @@ def fast_outputs(
                     key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(len(keys), raw_key)
+                    table.add(lookup, key)
             else:
                 values = tuple(g(payload) for g in key_getters)
                 try:
@@ -227,6 +246,7 @@ def fast_outputs(
                     key = keys.get(lookup)
                 if key is None:
                     key = keys[lookup] = _Key(len(keys), group_value(values))
+                    table.add(lookup, key)
             seq = event.seq
             after_seq = seq
             raw = payload.get(time_field) if time_field is not None else time_of(payload)
@@ -293,5 +313,64 @@ def fast_outputs(
                     del buffer[:taken]
             if key.state is not None and cutoff >= key.last + span:
                 yield from close(key, "close")
+
+    def new_key(lookup: Any) -> _Key:
+        key = keys[lookup] = _Key(len(keys), lookup if key_field is not None else group_value(()))
+        return key
+
+    table = KeyTable(key_field, new_key)
+    columnar = (
+        count_only and time_field is not None and (key_field is not None or not query.group_by)
+    )
+    chunk_rows = count_rows([(a.name, a.function) for a in query.aggregate])
+
+    def columns(chunk: Chunk) -> Iterator[Output] | None:
+        """A chunk of plain events on known keys with integer times, column by column
+        (None: the per-event loop must take it)."""
+        nonlocal after_seq, next_seq
+        codes = table.plain_codes(chunk.iterate(), next_seq)
+        if codes is None:
+            plain = chunk.items()
+            if list(map(type, plain)).count(Event) != len(plain) or table.codes(plain) is None:  # type: ignore[arg-type]
+                return None  # other items, or unhashable keys (else: new keys, first seen first)
+            codes = table.plain_codes(chunk.iterate(), next_seq)
+            if codes is None:
+                return None
+        assert time_field is not None
+        try:
+            raw_times = [e.payload[time_field] for e in chunk.iterate()]  # type: ignore[union-attr]
+        except KeyError:
+            return None
+        if set(map(type, raw_times)) != {int}:
+            return None
+        try:
+            times = np.array(raw_times, dtype=np.int64)
+        except OverflowError:
+            return None
+        if time_unit_ms != 1:
+            if int(np.abs(times).max()) * time_unit_ms >= _TIME_LIMIT:
+                return None
+            times *= time_unit_ms
+        outputs = session_chunk(
+            table.objects, codes, times, floor=floor, tolerance=tolerance, reach=reach,
+            span=span, first_seq=next_seq, wall_ms=wall, rows=chunk_rows, event_at=chunk.at,
+        )
+        if outputs is not None:
+            next_seq += len(codes)
+            after_seq = next_seq - 1
+        return outputs
+
+    index = -1
+    for chunk in chunks(items, chunk_size):
+        if columnar and not ended and len(chunk) >= min_run:
+            outputs = columns(chunk)
+            if outputs is not None:
+                index += len(chunk)
+                chunk.release()
+                yield from outputs
+                continue
+        for item in chunk.items():
+            index += 1
+            yield from scalar(index, item)
     if not ended:
         yield from end()

@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from windtunnel.oracle.engine import operator_for, run
 from windtunnel.oracle.model.errors import InvalidStream
-from windtunnel.oracle.model.results import Output
+from windtunnel.oracle.model.results import Emission, Output
 from windtunnel.oracle.model.rules import RULE_VALUES, Rules
 from windtunnel.oracle.model.spec import NOW, Aggregation, CountWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, numbered
 from windtunnel.oracle.windows.driver import Driver
-from windtunnel.oracle.windows.session_fast import eligible
+from windtunnel.oracle.windows.session_fast import eligible, fast_outputs
 from windtunnel.simulator.strategies import streams
 
 AGGREGATES: dict[str, tuple[tuple[Aggregation, ...], tuple[str, ...]]] = {
@@ -96,6 +96,94 @@ def test_injected_watermarks_equal_the_reference(
         stream.insert(min(position, len(stream)), Watermark(to_ms))
     query = Query(SessionWindows(gap, tolerance_ms=tolerance), group_by=("key",), aggregate=COUNT)
     assert run(query, stream).outputs == tuple(reference(query, tuple(stream), Rules()))
+
+
+def without_arrivals(items: list[Item], keep_every: int) -> list[Item]:
+    """The items with ``at_ms`` cleared, except on every ``keep_every``-th event (0: on none)."""
+
+    def event(e: Event) -> Event:
+        return e if keep_every and e.seq % keep_every == 0 else Event(e.seq, e.payload)
+
+    return [
+        event(i) if isinstance(i, Event) else Batch(tuple(map(event, i.events))) if isinstance(i, Batch) else i
+        for i in items
+    ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    gap=st.integers(1, 3_000),
+    tolerance=st.integers(0, 2_000),
+    items=streams(max_events=60, keys=[1, True, "a", "b"], max_step_ms=2_000, max_disorder_ms=4_000)
+    | streams(
+        max_events=60, keys=[1, True, "a", "b"], max_step_ms=2_000, max_disorder_ms=4_000,
+        allow_null_times=True, with_batches=True,
+    ),
+    marks=st.lists(st.tuples(st.integers(0, 60), st.integers(-1_000, 40_000)), max_size=1),
+    arrivals=st.sampled_from([0, 0, 0, 5]),
+    aggregate=st.sampled_from(["count", "count and bounds"]),
+    grouped=st.booleans(),
+    session_gap=st.sampled_from(["inclusive", "exclusive"]),
+    chunk_size=st.integers(1, 12),
+    as_iterator=st.booleans(),
+)
+def test_the_columns_equal_the_reference_across_chunk_boundaries(
+    gap: int, tolerance: int, items: tuple[Item, ...], marks: list[tuple[int, int]], arrivals: int,
+    aggregate: str, grouped: bool, session_gap: str, chunk_size: int, as_iterator: bool,
+) -> None:
+    """Tiny chunks put sessions, buffers and open sessions across chunk boundaries, and
+    hand chunks with null times, watermarks, batches or arrival times to the per-event
+    loop in between (keys 1 and True are one group: the first seen names it)."""
+    stream = without_arrivals(list(items), arrivals)
+    for position, to_ms in sorted(marks, reverse=True):
+        stream.insert(min(position, len(stream)), Watermark(to_ms))
+    aggregations, by = AGGREGATES[aggregate]
+    query = Query(
+        SessionWindows(gap, tolerance_ms=tolerance), group_by=("key",) if grouped else (),
+        aggregate=aggregations, aggregate_by=by,
+    )
+    rules = Rules(session_gap=session_gap)
+    fast = fast_outputs(query, iter(stream) if as_iterator else stream, rules, chunk_size=chunk_size, min_run=1)
+    assert tuple(fast) == tuple(reference(query, tuple(stream), rules))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["a", "b"])), min_size=1, max_size=40),
+    gap=st.integers(1, 10),
+    tolerance=st.integers(0, 10),
+    session_gap=st.sampled_from(["inclusive", "exclusive"]),
+    chunk_size=st.integers(1, 8),
+    mark=st.none() | st.tuples(st.integers(0, 40), st.integers(0, 40)),
+)
+def test_the_columns_equal_the_reference_on_dense_times(
+    events: list[tuple[int, str]], gap: int, tolerance: int, session_gap: str, chunk_size: int,
+    mark: tuple[int, int] | None,
+) -> None:
+    """Times close together hit every boundary case: an event at exactly the watermark, a
+    cutoff exactly at a close point, a gap of exactly ``gap``, ties across chunks."""
+    stream: list[Item] = list(numbered({"ts": t, "key": k} for t, k in events))
+    if mark is not None:
+        stream.insert(min(mark[0], len(stream)), Watermark(mark[1]))
+    query = Query(SessionWindows(gap, tolerance_ms=tolerance), group_by=("key",), aggregate=COUNT)
+    rules = Rules(session_gap=session_gap)
+    fast = fast_outputs(query, stream, rules, chunk_size=chunk_size, min_run=1)
+    assert tuple(fast) == tuple(reference(query, tuple(stream), rules))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 8])
+def test_a_session_closes_when_the_next_first_time_arrives_not_when_the_cutoff_reaches_it(
+    chunk_size: int,
+) -> None:
+    """Gap 5 (exclusive), tolerance 2: 7 moves the cutoff to 5 and releases 0; 5 arrives at
+    exactly the cutoff (not late), is released at once and closes [0, 0] then (seq 2),
+    not at seq 1 when the cutoff first reached it."""
+    stream = numbered({"ts": t, "key": "a"} for t in (0, 7, 5))
+    query = Query(SessionWindows(5, tolerance_ms=2), group_by=("key",), aggregate=COUNT)
+    rules = Rules(session_gap="exclusive")
+    fast = tuple(fast_outputs(query, stream, rules, chunk_size=chunk_size, min_run=1))
+    assert fast == tuple(reference(query, stream, rules))
+    assert [(o.window.start_ms, o.after_seq) for o in fast if isinstance(o, Emission)] == [(0, 2), (5, 2)]
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,258 @@
+"""The columnar chunk path of the session fast path (``session_fast.py``), count-only.
+
+Per key, with per-key clocks and no watermark item inside the chunk, the reference's
+reorder buffer reduces to columns (tests/oracle/test_session_fast.py checks it against
+the reference with tiny chunks):
+
+- an event is late when its time is before ``clock - tolerance``, its key's clock before
+  it (the largest time seen, or the injected floor); "before the last released time" is
+  implied: a released time is at most the cutoff then, and cutoffs never go back;
+- so every time kept is at least every time already released, and the released
+  sequence of a key is its kept times sorted (ties in stream order): sessions are runs
+  of that sequence split where two neighbours are more than ``reach`` apart;
+- a session ``[first, last]`` closes at the key's first event whose cutoff (its clock
+  after it, minus the tolerance) reaches ``last + span``, or that releases the next
+  session's first time (cutoff at least that time, at or after its arrival); with
+  ``span = gap + 1 > reach`` no later event can join a closed session.
+
+Outputs are built in stream order; at one event its key's closes come in time order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from windtunnel.oracle.model.results import Output
+from windtunnel.oracle.windows.columns import drop, emission, window_ref
+
+_LIMIT = 1 << 62
+"""Offset-encoded values (segment rank times value range) must stay below this."""
+_PSEUDO = -(1 << 62)
+"""Tie-break order of a key's open session in its sequence (before its buffer, -2**61 +
+index, and the chunk's events, their stream positions)."""
+
+Rows = Callable[[int, int, int], list[dict[str, Any]]]
+
+
+def _segment_cummax(values: npt.NDArray[np.int64], ranks: npt.NDArray[np.intp], low: int, size: int) -> npt.NDArray[np.int64]:
+    """Running maximum of ``values`` restarting at each segment (``ranks`` ascending, values
+    within ``[low, low + size)``)."""
+    offset = ranks.astype(np.int64) * size
+    return np.maximum.accumulate(values - low + offset) - offset + low
+
+
+def session_chunk(
+    key_list: list[Any],
+    codes: npt.NDArray[np.intp],
+    times: npt.NDArray[np.int64],
+    *,
+    floor: int | None,
+    tolerance: int,
+    reach: int,
+    span: int,
+    first_seq: int,
+    wall_ms: int,
+    rows: Rows,
+    event_at: Callable[[int], Any],
+) -> Iterator[Output] | None:
+    """Advance the keys (``_Key`` objects of ``session_fast``) by a chunk of plain events
+    (key codes and times, in stream order) and return its outputs, built as consumed; None
+    (nothing changed) when the times span too wide a range for the offset encoding."""
+    n = len(codes)
+    order = np.argsort(codes.astype(np.uint16) if len(key_list) <= 65_536 else codes, kind="stable")
+    code_s = codes[order]
+    t_s = times[order]
+    heads = np.flatnonzero(np.r_[True, code_s[1:] != code_s[:-1]])  # each key's first event
+    present = code_s[heads].tolist()
+    keys = [key_list[c] for c in present]
+    m = len(keys)
+    counts = np.diff(np.r_[heads, n])
+    rank_s = np.repeat(np.arange(m, dtype=np.intp), counts)
+    clocks0 = [(key.clock if key.live else floor) for key in keys]
+    has0 = np.array([c is not None for c in clocks0], dtype=bool)
+    c0 = np.array([0 if c is None else c for c in clocks0], dtype=np.int64)
+    low = min(int(t_s.min()), int(c0.min()))
+    high = max(int(t_s.max()), int(c0.max()))
+    size = high - low + 1
+    if size * (m + 1) >= _LIMIT or (high - low + abs(tolerance) + abs(span)) * (m + 1) >= _LIMIT:
+        return None
+    clock_after = _segment_cummax(t_s, rank_s, low, size)
+    clock_after = np.where(has0[rank_s], np.maximum(clock_after, c0[rank_s]), clock_after)
+    clock_before = np.empty_like(clock_after)
+    clock_before[1:] = clock_after[:-1]
+    clock_before[heads] = c0
+    has_before = np.ones(n, dtype=bool)
+    has_before[heads] = has0
+    late = has_before & (t_s < clock_before - tolerance)
+    cut = clock_after - tolerance
+
+    # the sequence S per key: the open session (one pseudo element), the buffer, the kept times
+    kept = np.flatnonzero(~late)  # key-sorted indices
+    old_t: list[int] = []
+    old_code: list[int] = []
+    old_order: list[int] = []
+    old_weight: list[int] = []
+    old_first: list[int] = []
+    old_entries: list[Any] = []
+    for rank, key in enumerate(keys):
+        if key.state is not None:
+            old_t.append(key.last)
+            old_code.append(rank)
+            old_order.append(_PSEUDO)
+            old_weight.append(key.state)
+            old_first.append(key.first)
+            old_entries.append(None)
+        for entry in key.buffer:
+            old_order.append(len(old_entries) - (1 << 61))
+            old_t.append(entry[0])
+            old_code.append(rank)
+            old_weight.append(1)
+            old_first.append(entry[0])
+            old_entries.append(entry)
+    n_old = len(old_t)
+    s_t = np.concatenate((np.array(old_t, dtype=np.int64), t_s[kept]))
+    s_rank = np.concatenate((np.array(old_code, dtype=np.intp), rank_s[kept]))
+    s_order = np.concatenate((np.array(old_order, dtype=np.int64), order[kept].astype(np.int64)))
+    s_weight = np.concatenate((np.array(old_weight, dtype=np.int64), np.ones(len(kept), dtype=np.int64)))
+    s_first = np.concatenate((np.array(old_first, dtype=np.int64), t_s[kept]))
+    s_index = np.concatenate((np.full(n_old, -1, dtype=np.intp), kept))  # key-sorted index or -1
+    s_entry = np.concatenate((np.arange(n_old, dtype=np.intp), np.full(len(kept), -1, dtype=np.intp)))
+    by = np.lexsort((s_order, s_t, s_rank))
+    s_t, s_rank, s_weight, s_first = s_t[by], s_rank[by], s_weight[by], s_first[by]
+    s_order, s_index, s_entry = s_order[by], s_index[by], s_entry[by]
+    k = len(s_t)
+    key_ends = np.r_[heads[1:], n]  # one past each key's last event (key-sorted)
+    last_cut = cut[key_ends - 1]
+    released = s_t <= last_cut[s_rank]
+    starts_group = np.ones(k, dtype=bool)
+    if k > 1:
+        starts_group[1:] = (s_rank[1:] != s_rank[:-1]) | (s_t[1:] - s_t[:-1] > reach)
+    g_start = np.flatnonzero(starts_group)
+    g_end = (np.r_[g_start[1:], k] - 1)[: len(g_start)]
+    g_rank = s_rank[g_start]
+    groups = len(g_start)
+    same_next = np.zeros(groups, dtype=bool)
+    same_next[:-1] = g_rank[1:] == g_rank[:-1]
+    # close by cutoff: the key's first event with cut >= last + span (offset-encoded search)
+    cut_low = int(cut.min())
+    cut_size = int(cut.max()) - cut_low + 2
+    encoded = cut - cut_low + rank_s.astype(np.int64) * cut_size
+    g_offset = g_rank.astype(np.int64) * cut_size
+
+    def first_reaching(threshold: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+        q = np.clip(threshold - cut_low, 0, cut_size - 1) + g_offset
+        found = np.searchsorted(encoded, q, side="left")
+        return np.where(threshold - cut_low >= cut_size - 1, n, found)
+
+    never = n
+    by_cut = first_reaching(s_t[g_end] + span)
+    nxt = g_start.copy()  # each group's successor's first element (same key: same_next)
+    nxt[:-1] = g_start[1:]
+    by_release = np.maximum(first_reaching(s_t[nxt]), s_index[nxt])
+    close_at = np.where(same_next, np.minimum(by_cut, by_release), by_cut)
+    key_end_of = key_ends[g_rank]
+    closes = close_at < key_end_of
+    close_at = np.where(closes, close_at, never)
+    weights = np.add.reduceat(s_weight, g_start) if k else np.zeros(0, dtype=np.int64)
+
+    # state at the end of the chunk, per key
+    rel_weight = np.add.reduceat(np.where(released, s_weight, 0), g_start) if k else weights
+    rel_count = np.add.reduceat(released.astype(np.intp), g_start) if k else np.zeros(0, dtype=np.intp)
+    for key, clock in zip(keys, clock_after[key_ends - 1].tolist(), strict=True):
+        key.live = True
+        key.clock = clock
+        key.state = None
+        key.buffer = []
+    rel_idx = np.flatnonzero(released & (s_order != _PSEUDO))  # released times, not sessions
+    if len(rel_idx):
+        rel_rank = s_rank[rel_idx]
+        last_of_key = np.r_[rel_rank[1:] != rel_rank[:-1], True]
+        for rank, t in zip(rel_rank[last_of_key].tolist(), s_t[rel_idx[last_of_key]].tolist(), strict=True):
+            keys[rank].released = t
+    open_group = np.flatnonzero(~closes & (rel_count > 0))
+    for g in open_group.tolist():
+        key = keys[int(g_rank[g])]
+        if key.state is not None:
+            continue  # only the key's first unclosed group can hold released times
+        start = int(g_start[g])
+        key.state = int(rel_weight[g])
+        key.first = int(s_first[start])
+        key.last = int(s_t[start + int(rel_count[g]) - 1])
+    pending = np.flatnonzero(~released)
+    for i, rank, entry_index, index in zip(
+        pending.tolist(), s_rank[pending].tolist(), s_entry[pending].tolist(), s_index[pending].tolist(),
+        strict=True,
+    ):
+        if entry_index >= 0:
+            keys[rank].buffer.append(old_entries[entry_index])
+        else:
+            position = int(order[index])
+            keys[rank].buffer.append((int(s_t[i]), first_seq + position, event_at(position).payload))
+
+    # outputs in stream order: late drops and closes (a key's closes at one event in order)
+    closed = np.flatnonzero(closes)
+    close_pos = order[close_at[closed]]
+    late_at = np.flatnonzero(late)
+    late_pos = order[late_at]
+    out_pos = np.concatenate((close_pos, late_pos))
+    out_tie = np.concatenate((closed, np.zeros(len(late_at), dtype=np.intp)))
+    out_item = np.concatenate((closed, -1 - late_at))
+    sequence = np.lexsort((out_tie, out_pos))
+    return _outputs(
+        out_pos[sequence].tolist(), out_item[sequence].tolist(), keys, g_rank, s_first[g_start].tolist(),
+        s_t[g_end].tolist(), weights.tolist(), rank_s, t_s, clock_before, tolerance, first_seq, wall_ms, rows,
+    )
+
+
+def _outputs(
+    positions: list[int],
+    items: list[int],
+    keys: list[Any],
+    g_rank: npt.NDArray[np.intp],
+    firsts: list[int],
+    lasts: list[int],
+    weights: list[int],
+    rank_s: npt.NDArray[np.intp],
+    t_s: npt.NDArray[np.int64],
+    clock_before: npt.NDArray[np.int64],
+    tolerance: int,
+    first_seq: int,
+    wall_ms: int,
+    rows: Rows,
+) -> Iterator[Output]:
+    """The Drop and Emission values of a chunk, in order (``items``: a group, or ``-1 - i``
+    for the late event at key-sorted index ``i``)."""
+    ranks = g_rank.tolist()
+    for position, item in zip(positions, items, strict=True):
+        if item >= 0:
+            key = keys[ranks[item]]
+            first, last = firsts[item], lasts[item]
+            ref = window_ref(first, last, None, None)
+            for row in rows(weights[item], first, last):
+                yield emission(ref, key.value, row, "close", first_seq + position, wall_ms, False)
+        else:
+            i = -1 - item
+            t = int(t_s[i])
+            watermark = int(clock_before[i]) - tolerance
+            yield drop(
+                first_seq + position, "late", (window_ref(t, t, None, None),),
+                f"event time {t} is late for sessions: the watermark (clock - tolerance) is "
+                f"{watermark}; raise tolerance to keep it",
+                keys[int(rank_s[i])].value,
+            )
+
+
+def count_rows(names: list[tuple[str, str]]) -> Rows:
+    """Rows of a count-only aggregate: ``(name, function)`` pairs of count, window_start,
+    window_end (as :meth:`Aggregator.rows` gives them)."""
+
+    def rows(n: int, first: int, last: int) -> list[dict[str, Any]]:
+        return [{name: n if fn == "count" else (first if fn == "window_start" else last) for name, fn in names}]
+
+    return rows
+
+
