@@ -2,10 +2,11 @@
 
 A fast path pulls the stream in chunks of up to :data:`CHUNK` items; a chunk whose items
 are all plain :class:`Event` values goes through the fast path's columnar code when its
-columns are ordinary (:func:`event_columns`), everything else through its per-event loop,
+columns are ordinary (:meth:`KeyTable.plain_codes`), everything else through its per-event loop,
 which shares the same state. :func:`emission` builds an :class:`Emission` equal to the
 one its constructor builds, about twice as fast (it skips the frozen dataclass's
-``object.__setattr__`` calls; tests/oracle/test_columns.py checks the equality).
+``object.__setattr__`` calls: it fills a twin class of the same slots and retypes it;
+tests/oracle/test_columns.py checks the equality).
 """
 
 from __future__ import annotations
@@ -27,42 +28,40 @@ CHUNK = 65_536
 _SEQ = attrgetter("seq")
 _AT = attrgetter("at_ms")
 _new = object.__new__
+retype = object.__setattr__
+"""``retype(obj, "__class__", cls)``: the layout twins below become values of ``cls``."""
 
 
-def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
-    """The slot ``name``'s setter, which a frozen dataclass's ``__setattr__`` does not guard."""
-    return cast(Callable[[Any, Any], None], cls.__dict__[name].__set__)
+class EmissionSlots:
+    """:class:`Emission`'s slots in its layout: filled by plain attribute stores (the frozen
+    dataclass's ``__init__`` goes through ``object.__setattr__`` per field), then retyped
+    to :class:`Emission` (``retype(obj, "__class__", Emission)``)."""
+
+    __slots__ = Emission.__slots__
 
 
-_set_window = _setter(Emission, "window")
-_set_group = _setter(Emission, "group")
-_set_row = _setter(Emission, "row")
-_set_reason = _setter(Emission, "reason")
-_set_after = _setter(Emission, "after_seq")
-_set_wall = _setter(Emission, "wall_ms")
-_set_partial = _setter(Emission, "partial")
-_set_type = _setter(Emission, "type")
-_set_drop_seq = _setter(Drop, "seq")
-_set_drop_reason = _setter(Drop, "reason")
-_set_drop_windows = _setter(Drop, "windows")
-_set_drop_message = _setter(Drop, "message")
-_set_drop_group = _setter(Drop, "group")
-_set_drop_type = _setter(Drop, "type")
-_set_start_ms = _setter(WindowRef, "start_ms")
-_set_end_ms = _setter(WindowRef, "end_ms")
-_set_start_offset = _setter(WindowRef, "start_offset")
-_set_end_offset = _setter(WindowRef, "end_offset")
+class WindowRefSlots:
+    """:class:`WindowRef`'s slots in its layout, as :class:`EmissionSlots`."""
+
+    __slots__ = WindowRef.__slots__
+
+
+class DropSlots:
+    """:class:`Drop`'s slots in its layout, as :class:`EmissionSlots`."""
+
+    __slots__ = Drop.__slots__
 
 
 def window_ref(start_ms: int | None, end_ms: int | None, start_offset: int | None, end_offset: int | None) -> WindowRef:
     """``WindowRef(start_ms, end_ms, start_offset, end_offset)`` for bounds known valid (an
     int ``start_ms`` or ``start_offset``), without the constructor's overhead."""
-    ref = _new(WindowRef)
-    _set_start_ms(ref, start_ms)
-    _set_end_ms(ref, end_ms)
-    _set_start_offset(ref, start_offset)
-    _set_end_offset(ref, end_offset)
-    return ref
+    ref: Any = _new(WindowRefSlots)
+    ref.start_ms = start_ms
+    ref.end_ms = end_ms
+    ref.start_offset = start_offset
+    ref.end_offset = end_offset
+    retype(ref, "__class__", WindowRef)
+    return cast(WindowRef, ref)
 
 
 def emission(
@@ -70,28 +69,30 @@ def emission(
     wall_ms: int, partial: bool,
 ) -> Emission:
     """``Emission(window, group, row, reason, after_seq, wall_ms, partial)``, built faster."""
-    out = _new(Emission)
-    _set_window(out, window)
-    _set_group(out, group)
-    _set_row(out, row)
-    _set_reason(out, reason)
-    _set_after(out, after_seq)
-    _set_wall(out, wall_ms)
-    _set_partial(out, partial)
-    _set_type(out, "emit")
-    return out
+    out: Any = _new(EmissionSlots)
+    out.window = window
+    out.group = group
+    out.row = row
+    out.reason = reason
+    out.after_seq = after_seq
+    out.wall_ms = wall_ms
+    out.partial = partial
+    out.type = "emit"
+    retype(out, "__class__", Emission)
+    return cast(Emission, out)
 
 
 def drop(seq: int, reason: str, windows: tuple[WindowRef, ...], message: str, group: Any) -> Drop:
     """``Drop(seq, reason, windows, message, group)``, built faster."""
-    out = _new(Drop)
-    _set_drop_seq(out, seq)
-    _set_drop_reason(out, reason)
-    _set_drop_windows(out, windows)
-    _set_drop_message(out, message)
-    _set_drop_group(out, group)
-    _set_drop_type(out, "drop")
-    return out
+    out: Any = _new(DropSlots)
+    out.seq = seq
+    out.reason = reason
+    out.windows = windows
+    out.message = message
+    out.group = group
+    out.type = "drop"
+    retype(out, "__class__", Drop)
+    return cast(Drop, out)
 
 
 class Chunk:

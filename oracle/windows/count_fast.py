@@ -37,12 +37,13 @@ from windtunnel.oracle.model.spec import NOW, CountWindows, Query
 from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
 from windtunnel.oracle.windows.columns import (
     CHUNK,
+    EmissionSlots,
     KeyTable,
     arrivals,
     chunks,
-    emission,
     event_runs,
     ranks_within,
+    retype,
     seqs_follow,
     window_ref,
 )
@@ -275,14 +276,25 @@ def fast_outputs(
         refs = window_refs  # windows [s, s + count) are the same for every key: shared values
         if len(refs) > _MAX_REFS:
             refs.clear()
+        new = object.__new__
         for position, start, code in zip(positions, starts, codes, strict=True):
             ref = refs.get(start)
             if ref is None:
                 ref = refs[start] = window_ref(None, None, start, start + count)
             group = key_list[code].value
             at = wall_ms if walls is None else walls[position]
-            for row in template:
-                yield emission(ref, group, dict(row), "count", first_seq + position, at, False)
+            for row in template:  # Emission(ref, group, dict(row), ...), built inline
+                out: Any = new(EmissionSlots)
+                out.window = ref
+                out.group = group
+                out.row = dict(row)
+                out.reason = "count"
+                out.after_seq = first_seq + position
+                out.wall_ms = at
+                out.partial = False
+                out.type = "emit"
+                retype(out, "__class__", Emission)
+                yield out
 
     index = -1
     for chunk in chunks(items, chunk_size):

@@ -26,8 +26,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windtunnel.oracle.model.results import Output
-from windtunnel.oracle.windows.columns import drop, emission, window_ref
+from windtunnel.oracle.model.results import Emission, Output, WindowRef
+from windtunnel.oracle.windows.columns import (
+    EmissionSlots,
+    WindowRefSlots,
+    drop,
+    retype,
+    window_ref,
+)
 
 _LIMIT = 1 << 62
 """Offset-encoded values (segment rank times value range) must stay below this."""
@@ -121,7 +127,12 @@ def session_chunk(
     s_first = np.concatenate((np.array(old_first, dtype=np.int64), t_s[kept]))
     s_index = np.concatenate((np.full(n_old, -1, dtype=np.intp), kept))  # key-sorted index or -1
     s_entry = np.concatenate((np.arange(n_old, dtype=np.intp), np.full(len(kept), -1, dtype=np.intp)))
-    by = np.lexsort((s_order, s_t, s_rank))
+    s_low = min(low, int(s_t.min())) if len(s_t) else low
+    s_size = (max(high, int(s_t.max())) if len(s_t) else high) - s_low + 1
+    if s_size * (m + 1) >= _LIMIT:
+        by = np.lexsort((s_order, s_t, s_rank))
+    else:  # stable: ties keep the input order, which is s_order's within a key
+        by = np.argsort(s_rank.astype(np.int64) * s_size + (s_t - s_low), kind="stable")
     s_t, s_rank, s_weight, s_first = s_t[by], s_rank[by], s_weight[by], s_first[by]
     s_order, s_index, s_entry = s_order[by], s_index[by], s_entry[by]
     k = len(s_t)
@@ -200,49 +211,67 @@ def session_chunk(
     late_pos = order[late_at]
     out_pos = np.concatenate((close_pos, late_pos))
     out_tie = np.concatenate((closed, np.zeros(len(late_at), dtype=np.intp)))
-    out_item = np.concatenate((closed, -1 - late_at))
+    out_item = np.concatenate((np.arange(len(closed), dtype=np.intp), -1 - np.arange(len(late_at), dtype=np.intp)))
     sequence = np.lexsort((out_tie, out_pos))
+    values = [key.value for key in keys]
     return _outputs(
-        out_pos[sequence].tolist(), out_item[sequence].tolist(), keys, g_rank, s_first[g_start].tolist(),
-        s_t[g_end].tolist(), weights.tolist(), rank_s, t_s, clock_before, tolerance, first_seq, wall_ms, rows,
+        (out_pos[sequence] + first_seq).tolist(),
+        out_item[sequence].tolist(),
+        [values[r] for r in g_rank[closed].tolist()],
+        s_first[g_start[closed]].tolist(),
+        s_t[g_end[closed]].tolist(),
+        weights[closed].tolist(),
+        [values[r] for r in rank_s[late_at].tolist()],
+        t_s[late_at].tolist(),
+        (clock_before[late_at] - tolerance).tolist(),
+        wall_ms,
+        rows,
     )
 
 
 def _outputs(
-    positions: list[int],
+    seqs: list[int],
     items: list[int],
-    keys: list[Any],
-    g_rank: npt.NDArray[np.intp],
+    groups: list[Any],
     firsts: list[int],
     lasts: list[int],
     weights: list[int],
-    rank_s: npt.NDArray[np.intp],
-    t_s: npt.NDArray[np.int64],
-    clock_before: npt.NDArray[np.int64],
-    tolerance: int,
-    first_seq: int,
+    late_groups: list[Any],
+    late_times: list[int],
+    watermarks: list[int],
     wall_ms: int,
     rows: Rows,
 ) -> Iterator[Output]:
-    """The Drop and Emission values of a chunk, in order (``items``: a group, or ``-1 - i``
-    for the late event at key-sorted index ``i``)."""
-    ranks = g_rank.tolist()
-    for position, item in zip(positions, items, strict=True):
+    """The Drop and Emission values of a chunk, in order (``items``: the i-th closed
+    session, or ``-1 - i`` for the i-th late event); built inline (:mod:`.columns`)."""
+    new = object.__new__
+    for seq, item in zip(seqs, items, strict=True):
         if item >= 0:
-            key = keys[ranks[item]]
-            first, last = firsts[item], lasts[item]
-            ref = window_ref(first, last, None, None)
+            ref: Any = new(WindowRefSlots)
+            ref.start_ms = first = firsts[item]
+            ref.end_ms = last = lasts[item]
+            ref.start_offset = ref.end_offset = None
+            retype(ref, "__class__", WindowRef)
             for row in rows(weights[item], first, last):
-                yield emission(ref, key.value, row, "close", first_seq + position, wall_ms, False)
+                out: Any = new(EmissionSlots)
+                out.window = ref
+                out.group = groups[item]
+                out.row = row
+                out.reason = "close"
+                out.after_seq = seq
+                out.wall_ms = wall_ms
+                out.partial = False
+                out.type = "emit"
+                retype(out, "__class__", Emission)
+                yield out
         else:
             i = -1 - item
-            t = int(t_s[i])
-            watermark = int(clock_before[i]) - tolerance
+            t = late_times[i]
             yield drop(
-                first_seq + position, "late", (window_ref(t, t, None, None),),
+                seq, "late", (window_ref(t, t, None, None),),
                 f"event time {t} is late for sessions: the watermark (clock - tolerance) is "
-                f"{watermark}; raise tolerance to keep it",
-                keys[int(rank_s[i])].value,
+                f"{watermarks[i]}; raise tolerance to keep it",
+                late_groups[i],
             )
 
 
@@ -253,6 +282,13 @@ def count_rows(names: list[tuple[str, str]]) -> Rows:
     def rows(n: int, first: int, last: int) -> list[dict[str, Any]]:
         return [{name: n if fn == "count" else (first if fn == "window_start" else last) for name, fn in names}]
 
+    if len(names) == 1 and names[0][1] == "count":
+        name = names[0][0]
+
+        def count(n: int, first: int, last: int) -> list[dict[str, Any]]:
+            return [{name: n}]
+
+        return count
     return rows
 
 

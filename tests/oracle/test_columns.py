@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from windtunnel.oracle.model.results import Emission, WindowRef
+from windtunnel.oracle.model.results import Drop, Emission, WindowRef
 from windtunnel.oracle.model.stream import End, Event, Item
-from windtunnel.oracle.windows.columns import Chunk, chunks, emission, event_runs, window_ref
+from windtunnel.oracle.windows.columns import Chunk, chunks, drop, emission, event_runs, window_ref
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,22 @@ def test_a_fast_emission_equals_the_constructed_one(partial: bool, group: Any) -
     slow = Emission(*args)
     assert type(fast) is Emission and fast == slow and fast.to_json() == slow.to_json()
     assert repr(fast) == repr(slow)
+
+
+@pytest.mark.parametrize("group", [None, "a"])
+def test_a_fast_drop_equals_the_constructed_one(group: Any) -> None:
+    args = (4, "late", (WindowRef(3, 3),), "event time 3 is late", group)
+    fast = drop(*args)
+    assert type(fast) is Drop and fast == Drop(*args) and fast.to_json() == Drop(*args).to_json()
+    assert repr(fast) == repr(Drop(*args))
+
+
+def test_fast_values_stay_frozen() -> None:
+    ref = window_ref(1, 2, None, None)
+    with pytest.raises(AttributeError):
+        ref.start_ms = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        emission(ref, None, {}, "close", None, 0, False).reason = "x"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 10])
