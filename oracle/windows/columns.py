@@ -209,6 +209,17 @@ def arrivals(events: Sequence[Event], wall_ms: int) -> tuple[bool, list[int] | N
     return True, ats
 
 
+def plain_payloads(items: Iterable[Item], next_seq: int) -> list[Mapping[str, Any]] | None:
+    """The items' payloads in one pass, when every item is a plain :class:`Event`
+    numbered on from ``next_seq`` without ``at_ms``; else None."""
+    event = Event
+    payloads = [
+        e.payload if type(e) is event and e.seq == i and e.at_ms is None else None  # type: ignore[union-attr]
+        for i, e in enumerate(items, next_seq)
+    ]
+    return None if payloads.count(None) else payloads  # type: ignore[return-value]
+
+
 class KeyTable:
     """Codes 0, 1, 2, ... for group lookup keys (the field's value, or ``()`` with no group
     fields) in first-seen order, and the per-key object ``new(lookup)`` made for each."""
@@ -248,6 +259,28 @@ class KeyTable:
         except (KeyError, TypeError):  # a new key, no key field, an unhashable key
             return None
         return codes if int(codes.min()) >= 0 else None
+
+    def payload_codes(self, payloads: list[Mapping[str, Any]]) -> npt.NDArray[np.intp] | None:
+        """Each payload's key code, creating new keys in first-seen order; None when a
+        key is unhashable."""
+        field = self.field
+        code_of = self.code_of
+        if field is None:
+            if () not in code_of:
+                self.add((), self.new(()))
+            return np.full(len(payloads), code_of[()], dtype=np.intp)
+        try:
+            return np.fromiter([code_of[p[field]] for p in payloads], dtype=np.intp, count=len(payloads))
+        except (KeyError, TypeError):
+            pass
+        raw = [p.get(field) for p in payloads]
+        try:
+            fresh = [k for k in dict.fromkeys(raw) if k not in code_of]
+        except TypeError:
+            return None
+        for lookup in fresh:
+            self.add(lookup, self.new(lookup))
+        return np.fromiter([code_of[k] for k in raw], dtype=np.intp, count=len(raw))
 
     def codes(self, events: Sequence[Event]) -> npt.NDArray[np.intp] | None:
         """Each event's key code, creating new keys in first-seen order; None when a

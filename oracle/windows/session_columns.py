@@ -185,24 +185,27 @@ def session_chunk(
         for rank, t in zip(rel_rank[last_of_key].tolist(), s_t[rel_idx[last_of_key]].tolist(), strict=True):
             keys[rank].released = t
     open_group = np.flatnonzero(~closes & (rel_count > 0))
-    for g in open_group.tolist():
-        key = keys[int(g_rank[g])]
-        if key.state is not None:
-            continue  # only the key's first unclosed group can hold released times
-        start = int(g_start[g])
-        key.state = int(rel_weight[g])
-        key.first = int(s_first[start])
-        key.last = int(s_t[start + int(rel_count[g]) - 1])
-    pending = np.flatnonzero(~released)
-    for i, rank, entry_index, index in zip(
-        pending.tolist(), s_rank[pending].tolist(), s_entry[pending].tolist(), s_index[pending].tolist(),
+    for rank, weight, first, last in zip(
+        g_rank[open_group].tolist(), rel_weight[open_group].tolist(),
+        s_first[g_start[open_group]].tolist(), s_t[g_start[open_group] + rel_count[open_group] - 1].tolist(),
         strict=True,
     ):
-        if entry_index >= 0:
-            keys[rank].buffer.append(old_entries[entry_index])
-        else:
-            position = int(order[index])
-            keys[rank].buffer.append((int(s_t[i]), first_seq + position, event_at(position).payload))
+        key = keys[rank]
+        if key.state is None:  # only the key's first unclosed group can hold released times
+            key.state = weight
+            key.first = first
+            key.last = last
+    pending = np.flatnonzero(~released)
+    if len(pending):
+        positions = np.where(s_index[pending] >= 0, order[np.maximum(s_index[pending], 0)], -1)
+        for t, rank, entry_index, position in zip(
+            s_t[pending].tolist(), s_rank[pending].tolist(), s_entry[pending].tolist(), positions.tolist(),
+            strict=True,
+        ):
+            if entry_index >= 0:
+                keys[rank].buffer.append(old_entries[entry_index])
+            else:
+                keys[rank].buffer.append((t, first_seq + position, event_at(position).payload))
 
     # outputs in stream order: late drops and closes (a key's closes at one event in order)
     closed = np.flatnonzero(closes)

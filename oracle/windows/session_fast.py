@@ -33,7 +33,7 @@ from windtunnel.oracle.model.rules import Rules, close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Batch, End, Event, Item, StreamChecker, Watermark
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
-from windtunnel.oracle.windows.columns import CHUNK, Chunk, KeyTable, chunks
+from windtunnel.oracle.windows.columns import CHUNK, Chunk, KeyTable, chunks, plain_payloads
 from windtunnel.oracle.windows.driver import group_value, unusable_time_drop
 from windtunnel.oracle.windows.session_columns import count_rows, session_chunk
 
@@ -328,25 +328,24 @@ def fast_outputs(
         """A chunk of plain events on known keys with integer times, column by column
         (None: the per-event loop must take it)."""
         nonlocal after_seq, next_seq
-        codes = table.plain_codes(chunk.iterate(), next_seq)
+        payloads = plain_payloads(chunk.iterate(), next_seq)
+        if payloads is None:
+            return None
+        codes = table.payload_codes(payloads)  # new keys: first seen first
         if codes is None:
-            plain = chunk.items()
-            if list(map(type, plain)).count(Event) != len(plain) or table.codes(plain) is None:  # type: ignore[arg-type]
-                return None  # other items, or unhashable keys (else: new keys, first seen first)
-            codes = table.plain_codes(chunk.iterate(), next_seq)
-            if codes is None:
-                return None
+            return None
         assert time_field is not None
         try:
-            raw_times = [e.payload[time_field] for e in chunk.iterate()]  # type: ignore[union-attr]
+            raw_times = [p[time_field] for p in payloads]
         except KeyError:
             return None
         if set(map(type, raw_times)) != {int}:
             return None
         try:
-            times = np.array(raw_times, dtype=np.int64)
+            times = np.fromiter(raw_times, dtype=np.int64, count=len(raw_times))
         except OverflowError:
             return None
+        payloads = raw_times = []
         if time_unit_ms != 1:
             if int(np.abs(times).max()) * time_unit_ms >= _TIME_LIMIT:
                 return None
