@@ -214,7 +214,7 @@ def plain_payloads(items: Iterable[Item], next_seq: int) -> list[Mapping[str, An
     numbered on from ``next_seq`` without ``at_ms``; else None."""
     event = Event
     payloads = [
-        e.payload if type(e) is event and e.seq == i and e.at_ms is None else None  # type: ignore[union-attr]
+        e.payload if type(e) is event and e.seq == i and e.at_ms is None else None
         for i, e in enumerate(items, next_seq)
     ]
     return None if payloads.count(None) else payloads  # type: ignore[return-value]
