@@ -26,14 +26,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windtunnel.oracle.model.results import Emission, Output, WindowRef
-from windtunnel.oracle.windows.columns import (
-    EmissionSlots,
-    WindowRefSlots,
-    drop,
-    retype,
-    window_ref,
-)
+from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.windows.columns import DropSlots, EmissionSlots, WindowRefSlots, retype
 
 _LIMIT = 1 << 62
 """Offset-encoded values (segment rank times value range) must stay below this."""
@@ -120,21 +114,29 @@ def session_chunk(
             old_first.append(entry[0])
             old_entries.append(entry)
     n_old = len(old_t)
-    s_t = np.concatenate((np.array(old_t, dtype=np.int64), t_s[kept]))
-    s_rank = np.concatenate((np.array(old_code, dtype=np.intp), rank_s[kept]))
-    s_order = np.concatenate((np.array(old_order, dtype=np.int64), order[kept].astype(np.int64)))
-    s_weight = np.concatenate((np.array(old_weight, dtype=np.int64), np.ones(len(kept), dtype=np.int64)))
-    s_first = np.concatenate((np.array(old_first, dtype=np.int64), t_s[kept]))
-    s_index = np.concatenate((np.full(n_old, -1, dtype=np.intp), kept))  # key-sorted index or -1
-    s_entry = np.concatenate((np.arange(n_old, dtype=np.intp), np.full(len(kept), -1, dtype=np.intp)))
-    s_low = min(low, int(s_t.min())) if len(s_t) else low
-    s_size = (max(high, int(s_t.max())) if len(s_t) else high) - s_low + 1
+    cat_t = np.concatenate((np.array(old_t, dtype=np.int64), t_s[kept]))
+    cat_rank = np.concatenate((np.array(old_code, dtype=np.intp), rank_s[kept]))
+    s_low = min(low, int(cat_t.min())) if len(cat_t) else low
+    s_size = (max(high, int(cat_t.max())) if len(cat_t) else high) - s_low + 1
     if s_size * (m + 1) >= _LIMIT:
-        by = np.lexsort((s_order, s_t, s_rank))
-    else:  # stable: ties keep the input order, which is s_order's within a key
-        by = np.argsort(s_rank.astype(np.int64) * s_size + (s_t - s_low), kind="stable")
-    s_t, s_rank, s_weight, s_first = s_t[by], s_rank[by], s_weight[by], s_first[by]
-    s_order, s_index, s_entry = s_order[by], s_index[by], s_entry[by]
+        cat_order = np.concatenate((np.array(old_order, dtype=np.int64), order[kept].astype(np.int64)))
+        by = np.lexsort((cat_order, cat_t, cat_rank))
+    else:  # stable: ties keep the input order (open session, buffer, stream order) in a key
+        by = np.argsort(cat_rank.astype(np.int64) * s_size + (cat_t - s_low), kind="stable")
+    s_t = cat_t[by]
+    s_rank = cat_rank[by]
+    old_weights = np.array(old_weight, dtype=np.int64)
+    s_weight = np.ones(len(by), dtype=np.int64)
+    from_old = np.flatnonzero(by < n_old)  # S positions of the open sessions and buffers
+    s_weight[from_old] = old_weights[by[from_old]]
+    pseudo = np.zeros(len(by), dtype=bool)
+    pseudo[from_old] = np.array(old_order, dtype=np.int64)[by[from_old]] == _PSEUDO
+
+    def kept_index(positions: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """The key-sorted index of S's elements at ``positions`` (-1: from before the chunk)."""
+        src = by[positions] - n_old
+        return np.where(src >= 0, kept[np.maximum(src, 0)] if len(kept) else 0, -1)
+
     k = len(s_t)
     key_ends = np.r_[heads[1:], n]  # one past each key's last event (key-sorted)
     last_cut = cut[key_ends - 1]
@@ -146,6 +148,9 @@ def session_chunk(
     g_end = (np.r_[g_start[1:], k] - 1)[: len(g_start)]
     g_rank = s_rank[g_start]
     groups = len(g_start)
+    g_src = by[g_start]
+    old_firsts = np.array(old_first, dtype=np.int64)
+    firsts = np.where(g_src < n_old, old_firsts[np.minimum(g_src, max(n_old - 1, 0))] if n_old else 0, s_t[g_start])
     same_next = np.zeros(groups, dtype=bool)
     same_next[:-1] = g_rank[1:] == g_rank[:-1]
     # close by cutoff: the key's first event with cut >= last + span (offset-encoded search)
@@ -163,7 +168,7 @@ def session_chunk(
     by_cut = first_reaching(s_t[g_end] + span)
     nxt = g_start.copy()  # each group's successor's first element (same key: same_next)
     nxt[:-1] = g_start[1:]
-    by_release = np.maximum(first_reaching(s_t[nxt]), s_index[nxt])
+    by_release = np.maximum(first_reaching(s_t[nxt]), kept_index(nxt))
     close_at = np.where(same_next, np.minimum(by_cut, by_release), by_cut)
     key_end_of = key_ends[g_rank]
     closes = close_at < key_end_of
@@ -178,7 +183,7 @@ def session_chunk(
         key.clock = clock
         key.state = None
         key.buffer = []
-    rel_idx = np.flatnonzero(released & (s_order != _PSEUDO))  # released times, not sessions
+    rel_idx = np.flatnonzero(released & ~pseudo)  # released times, not open sessions
     if len(rel_idx):
         rel_rank = s_rank[rel_idx]
         last_of_key = np.r_[rel_rank[1:] != rel_rank[:-1], True]
@@ -187,7 +192,7 @@ def session_chunk(
     open_group = np.flatnonzero(~closes & (rel_count > 0))
     for rank, weight, first, last in zip(
         g_rank[open_group].tolist(), rel_weight[open_group].tolist(),
-        s_first[g_start[open_group]].tolist(), s_t[g_start[open_group] + rel_count[open_group] - 1].tolist(),
+        firsts[open_group].tolist(), s_t[g_start[open_group] + rel_count[open_group] - 1].tolist(),
         strict=True,
     ):
         key = keys[rank]
@@ -197,13 +202,14 @@ def session_chunk(
             key.last = last
     pending = np.flatnonzero(~released)
     if len(pending):
-        positions = np.where(s_index[pending] >= 0, order[np.maximum(s_index[pending], 0)], -1)
-        for t, rank, entry_index, position in zip(
-            s_t[pending].tolist(), s_rank[pending].tolist(), s_entry[pending].tolist(), positions.tolist(),
+        index = kept_index(pending)
+        positions = np.where(index >= 0, order[np.maximum(index, 0)], -1)
+        for t, rank, source, position in zip(
+            s_t[pending].tolist(), s_rank[pending].tolist(), by[pending].tolist(), positions.tolist(),
             strict=True,
         ):
-            if entry_index >= 0:
-                keys[rank].buffer.append(old_entries[entry_index])
+            if source < n_old:
+                keys[rank].buffer.append(old_entries[source])
             else:
                 keys[rank].buffer.append((t, first_seq + position, event_at(position).payload))
 
@@ -221,7 +227,7 @@ def session_chunk(
         (out_pos[sequence] + first_seq).tolist(),
         out_item[sequence].tolist(),
         [values[r] for r in g_rank[closed].tolist()],
-        s_first[g_start[closed]].tolist(),
+        firsts[closed].tolist(),
         s_t[g_end[closed]].tolist(),
         weights[closed].tolist(),
         [values[r] for r in rank_s[late_at].tolist()],
@@ -248,6 +254,7 @@ def _outputs(
     """The Drop and Emission values of a chunk, in order (``items``: the i-th closed
     session, or ``-1 - i`` for the i-th late event); built inline (:mod:`.columns`)."""
     new = object.__new__
+    count_name = getattr(rows, "count_name", None)  # one count: its row built inline
     for seq, item in zip(seqs, items, strict=True):
         if item >= 0:
             ref: Any = new(WindowRefSlots)
@@ -255,7 +262,7 @@ def _outputs(
             ref.end_ms = last = lasts[item]
             ref.start_offset = ref.end_offset = None
             retype(ref, "__class__", WindowRef)
-            for row in rows(weights[item], first, last):
+            for row in rows(weights[item], first, last) if count_name is None else ({count_name: weights[item]},):
                 out: Any = new(EmissionSlots)
                 out.window = ref
                 out.group = groups[item]
@@ -270,12 +277,22 @@ def _outputs(
         else:
             i = -1 - item
             t = late_times[i]
-            yield drop(
-                seq, "late", (window_ref(t, t, None, None),),
+            missed: Any = new(WindowRefSlots)
+            missed.start_ms = missed.end_ms = t
+            missed.start_offset = missed.end_offset = None
+            retype(missed, "__class__", WindowRef)
+            lost: Any = new(DropSlots)  # Drop(seq, "late", (missed,), message, group), inline
+            lost.seq = seq
+            lost.reason = "late"
+            lost.windows = (missed,)
+            lost.message = (
                 f"event time {t} is late for sessions: the watermark (clock - tolerance) is "
-                f"{watermarks[i]}; raise tolerance to keep it",
-                late_groups[i],
+                f"{watermarks[i]}; raise tolerance to keep it"
             )
+            lost.group = late_groups[i]
+            lost.type = "drop"
+            retype(lost, "__class__", Drop)
+            yield lost
 
 
 def count_rows(names: list[tuple[str, str]]) -> Rows:
@@ -291,6 +308,7 @@ def count_rows(names: list[tuple[str, str]]) -> Rows:
         def count(n: int, first: int, last: int) -> list[dict[str, Any]]:
             return [{name: n}]
 
+        count.count_name = name  # type: ignore[attr-defined]
         return count
     return rows
 

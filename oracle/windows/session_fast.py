@@ -328,15 +328,17 @@ def fast_outputs(
         """A chunk of plain events on known keys with integer times, column by column
         (None: the per-event loop must take it)."""
         nonlocal after_seq, next_seq
-        payloads = plain_payloads(chunk.iterate(), next_seq)
-        if payloads is None:
-            return None
-        codes = table.payload_codes(payloads)  # new keys: first seen first
+        codes = table.plain_codes(chunk.iterate(), next_seq)  # one pass: seqs, arrivals, keys
         if codes is None:
-            return None
+            payloads = plain_payloads(chunk.iterate(), next_seq)
+            if payloads is None:
+                return None
+            codes = table.payload_codes(payloads)  # new keys: first seen first
+            if codes is None:
+                return None
         assert time_field is not None
         try:
-            raw_times = [p[time_field] for p in payloads]
+            raw_times = [e.payload[time_field] for e in chunk.iterate()]  # type: ignore[union-attr]
         except KeyError:
             return None
         if set(map(type, raw_times)) != {int}:
@@ -345,7 +347,7 @@ def fast_outputs(
             times = np.fromiter(raw_times, dtype=np.int64, count=len(raw_times))
         except OverflowError:
             return None
-        payloads = raw_times = []
+        raw_times = []
         if time_unit_ms != 1:
             if int(np.abs(times).max()) * time_unit_ms >= _TIME_LIMIT:
                 return None
