@@ -167,15 +167,17 @@ def count_offsets_baseline(events: Sequence[Event], count: int, every: int) -> l
 
 
 def oracle_rows(query: Query, events: Sequence[Event], rules: Rules, profile: str) -> list[tuple[Any, ...]]:
+    """The oracle's emissions as the baselines' rows (drops skipped), sorted."""
     rows = []
+    # a session reported as [first, last + gap) (rule session_ends: gap) ends at last
+    gap = 0 if rules.session_ends == "events" else getattr(query.window, "gap_ms", 0)
     for output in stream_outputs(query, events, rules=rules, profile=profile):
-        if isinstance(output, Emission):
+        if type(output) is Emission:
             w = output.window
             if w.start_offset is not None:
                 rows.append((output.group, w.start_offset, output.row["n"]))
             else:
-                end = w.end_ms if rules.session_ends == "events" else w.end_ms - query.window.gap_ms  # type: ignore[attr-defined, operator]
-                rows.append((output.group, w.start_ms, end, output.row["n"]))
+                rows.append((output.group, w.start_ms, w.end_ms - gap, output.row["n"]))  # type: ignore[operator]
     return sorted(rows)
 
 

@@ -73,13 +73,15 @@ def session_chunk(
     counts = np.diff(np.r_[heads, n])
     rank_s = np.repeat(np.arange(m, dtype=np.intp), counts)
     clocks0 = [(key.clock if key.live else floor) for key in keys]
+    known = [c for c in clocks0 if c is not None]
+    low = min([int(t_s.min()), *known])
+    high = max([int(t_s.max()), *known])
+    size = high - low + 1
+    margin = abs(tolerance) + abs(span) + 2
+    if (size + margin) * (m + 1) >= _LIMIT or low - margin <= -_LIMIT or high + margin >= _LIMIT:
+        return None  # int64 arithmetic could overflow: the per-event loop takes the chunk
     has0 = np.array([c is not None for c in clocks0], dtype=bool)
     c0 = np.array([0 if c is None else c for c in clocks0], dtype=np.int64)
-    low = min(int(t_s.min()), int(c0.min()))
-    high = max(int(t_s.max()), int(c0.max()))
-    size = high - low + 1
-    if size * (m + 1) >= _LIMIT or (high - low + abs(tolerance) + abs(span)) * (m + 1) >= _LIMIT:
-        return None
     clock_after = _segment_cummax(t_s, rank_s, low, size)
     clock_after = np.where(has0[rank_s], np.maximum(clock_after, c0[rank_s]), clock_after)
     clock_before = np.empty_like(clock_after)
@@ -114,7 +116,12 @@ def session_chunk(
             old_first.append(entry[0])
             old_entries.append(entry)
     n_old = len(old_t)
-    cat_t = np.concatenate((np.array(old_t, dtype=np.int64), t_s[kept]))
+    try:  # the open sessions' first times may lie far back
+        old_times = np.array(old_t, dtype=np.int64)
+        old_firsts = np.array(old_first, dtype=np.int64)
+    except OverflowError:
+        return None
+    cat_t = np.concatenate((old_times, t_s[kept]))
     cat_rank = np.concatenate((np.array(old_code, dtype=np.intp), rank_s[kept]))
     s_low = min(low, int(cat_t.min())) if len(cat_t) else low
     s_size = (max(high, int(cat_t.max())) if len(cat_t) else high) - s_low + 1
@@ -149,7 +156,6 @@ def session_chunk(
     g_rank = s_rank[g_start]
     groups = len(g_start)
     g_src = by[g_start]
-    old_firsts = np.array(old_first, dtype=np.int64)
     firsts = np.where(g_src < n_old, old_firsts[np.minimum(g_src, max(n_old - 1, 0))] if n_old else 0, s_t[g_start])
     same_next = np.zeros(groups, dtype=bool)
     same_next[:-1] = g_rank[1:] == g_rank[:-1]

@@ -155,10 +155,11 @@ def test_the_columns_equal_the_reference_across_chunk_boundaries(
     session_gap=st.sampled_from(["inclusive", "exclusive"]),
     chunk_size=st.integers(1, 8),
     mark=st.none() | st.tuples(st.integers(0, 40), st.integers(0, 40)),
+    time_unit_ms=st.sampled_from([1, 1, 7]),
 )
 def test_the_columns_equal_the_reference_on_dense_times(
     events: list[tuple[int, str]], gap: int, tolerance: int, session_gap: str, chunk_size: int,
-    mark: tuple[int, int] | None,
+    mark: tuple[int, int] | None, time_unit_ms: int,
 ) -> None:
     """Times close together hit every boundary case: an event at exactly the watermark, a
     cutoff exactly at a close point, a gap of exactly ``gap``, ties across chunks."""
@@ -167,8 +168,22 @@ def test_the_columns_equal_the_reference_on_dense_times(
         stream.insert(min(mark[0], len(stream)), Watermark(mark[1]))
     query = Query(SessionWindows(gap, tolerance_ms=tolerance), group_by=("key",), aggregate=COUNT)
     rules = Rules(session_gap=session_gap)
-    fast = fast_outputs(query, stream, rules, chunk_size=chunk_size, min_run=1)
-    assert tuple(fast) == tuple(reference(query, tuple(stream), rules))
+    fast = fast_outputs(query, stream, rules, time_unit_ms, chunk_size=chunk_size, min_run=1)
+    assert tuple(fast) == tuple(reference(query, tuple(stream), rules, time_unit_ms))
+
+
+@pytest.mark.parametrize(
+    "times",
+    [[0, 2**61, 5, 2**61 + 3], [2**70, 1, 2], [-(2**62), 0, 3], [1, 2, 2**63 - 2]],
+    ids=["a wide range", "beyond int64", "near the int64 floor", "near the int64 ceiling"],
+)
+@pytest.mark.parametrize("time_unit_ms", [1, 1000])
+def test_extreme_times_read_like_the_reference(times: list[int], time_unit_ms: int) -> None:
+    """Times the int64 columns cannot hold safely go through the per-event loop."""
+    stream = numbered({"ts": t, "key": "a"} for t in times * 3)
+    query = Query(SessionWindows(10, tolerance_ms=5), group_by=("key",), aggregate=COUNT)
+    fast = fast_outputs(query, stream, Rules(), time_unit_ms, chunk_size=4, min_run=1)
+    assert tuple(fast) == tuple(reference(query, stream, Rules(), time_unit_ms))
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 8])
