@@ -6,8 +6,11 @@ Session windows: gap 2 s, tolerance 1 s, the default (tenzir) rules (a per-key r
 buffer, one open session per key), and the same under the flink profile's rules with a per-key clock (so the baseline stays a per-key loop). Count windows: tumbling 50 and hopping 50/10 per key. The
 baseline is the smallest loop giving the same rows (checked against the oracle before
 timing): for count windows both a per-window loop (any aggregate) and the offsets-only loop
-a bare count allows (the oracle's fast path uses the same idea, but also checks the stream
-and builds Emission values, so it stays below that loop). Prints events/s and the ratio oracle/baseline.
+a bare count allows. The oracle's count and Tenzir session fast paths read the events in
+chunks as numpy columns (oracle/windows/columns.py, session_columns.py); unlike the
+baselines they also check the stream (types, seqs, arrival times) and build Emission and
+Drop values, the consumer here turning them back into the baselines' rows. Prints
+events/s and the ratio oracle/baseline.
 
 Run: python benchmarks/oracle_kinds.py [--events N] [--repeat R] [--only session|count]
 """
