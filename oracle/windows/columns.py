@@ -237,26 +237,45 @@ class KeyTable:
         self.code_of[lookup] = len(self.objects)
         self.objects.append(obj)
 
-    def plain_codes(self, items: Iterable[Item], next_seq: int) -> npt.NDArray[np.intp] | None:
+    def plain_codes(
+        self, items: Iterable[Item], next_seq: int, also: tuple[str, list[Any]] | None = None
+    ) -> npt.NDArray[np.intp] | None:
         """Each item's key code in one pass, when every item is a plain :class:`Event`
-        numbered on from ``next_seq``, without ``at_ms``, its key seen before; else None."""
+        numbered on from ``next_seq``, without ``at_ms``, its key seen before; else None.
+        ``also=(field, values)`` appends each payload's ``field`` to ``values`` on the way."""
         code_of = self.code_of
         event = Event
         field = self.field
         try:
-            if field is None:
+            if also is not None:
+                other, values = also
+                add = values.append
+                if field is None:
+                    found = [
+                        0 if type(e) is event and e.seq == i and e.at_ms is None and add(e.payload[other]) is None else -1
+                        for i, e in enumerate(items, next_seq)
+                    ]
+                else:
+                    found = [
+                        code_of[p[field]]
+                        if type(e) is event and e.seq == i and e.at_ms is None and add((p := e.payload)[other]) is None
+                        else -1
+                        for i, e in enumerate(items, next_seq)
+                    ]
+            elif field is None:
                 found = [
                     0 if type(e) is event and e.seq == i and e.at_ms is None else -1
                     for i, e in enumerate(items, next_seq)
                 ]
-                codes = np.fromiter(found, dtype=np.intp, count=len(found)) + code_of[()]
             else:
                 found = [
                     code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else -1
                     for i, e in enumerate(items, next_seq)
                 ]
-                codes = np.fromiter(found, dtype=np.intp, count=len(found))
-        except (KeyError, TypeError):  # a new key, no key field, an unhashable key
+            codes = np.fromiter(found, dtype=np.intp, count=len(found))
+            if field is None:
+                codes += code_of[()]
+        except (KeyError, TypeError):  # a new key, no key or other field, an unhashable key
             return None
         return codes if int(codes.min()) >= 0 else None
 

@@ -334,7 +334,10 @@ def fast_outputs(
         """A chunk of plain events on known keys with integer times, column by column
         (None: the per-event loop must take it)."""
         nonlocal after_seq, next_seq
-        codes = table.plain_codes(chunk.iterate(), next_seq)  # one pass: seqs, arrivals, keys
+        assert time_field is not None
+        raw_times: list[Any] = []
+        # one pass: seqs, arrival times, keys and event times
+        codes = table.plain_codes(chunk.iterate(), next_seq, (time_field, raw_times))
         if codes is None:
             payloads = plain_payloads(chunk.iterate(), next_seq)
             if payloads is None:
@@ -342,11 +345,10 @@ def fast_outputs(
             codes = table.payload_codes(payloads)  # new keys: first seen first
             if codes is None:
                 return None
-        assert time_field is not None
-        try:
-            raw_times = [e.payload[time_field] for e in chunk.iterate()]  # type: ignore[union-attr]
-        except KeyError:
-            return None
+            try:
+                raw_times = [p[time_field] for p in payloads]
+            except KeyError:
+                return None
         if set(map(type, raw_times)) != {int}:
             return None
         try:
