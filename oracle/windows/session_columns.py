@@ -82,8 +82,9 @@ def session_chunk(
         return None  # int64 arithmetic could overflow: the per-event loop takes the chunk
     has0 = np.array([c is not None for c in clocks0], dtype=bool)
     c0 = np.array([0 if c is None else c for c in clocks0], dtype=np.int64)
-    clock_after = _segment_cummax(t_s, rank_s, low, size)
-    clock_after = np.where(has0[rank_s], np.maximum(clock_after, c0[rank_s]), clock_after)
+    started = t_s.copy()  # each key's first time raised to its clock before the chunk
+    started[heads] = np.where(has0, np.maximum(t_s[heads], c0), t_s[heads])
+    clock_after = _segment_cummax(started, rank_s, low, size)
     clock_before = np.empty_like(clock_after)
     clock_before[1:] = clock_after[:-1]
     clock_before[heads] = c0
