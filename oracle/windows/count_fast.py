@@ -277,24 +277,22 @@ def fast_outputs(
         if len(refs) > _MAX_REFS:
             refs.clear()
         new = object.__new__
+        (row,) = template  # a count-only aggregate has one row
         for position, start, code in zip(positions, starts, codes, strict=True):
             ref = refs.get(start)
             if ref is None:
                 ref = refs[start] = window_ref(None, None, start, start + count)
-            group = key_list[code].value
-            at = wall_ms if walls is None else walls[position]
-            for row in template:  # Emission(ref, group, dict(row), ...), built inline
-                out: Any = new(EmissionSlots)
-                out.window = ref
-                out.group = group
-                out.row = dict(row)
-                out.reason = "count"
-                out.after_seq = first_seq + position
-                out.wall_ms = at
-                out.partial = False
-                out.type = "emit"
-                retype(out, "__class__", Emission)
-                yield out
+            out: Any = new(EmissionSlots)  # Emission(ref, group, dict(row), ...), built inline
+            out.window = ref
+            out.group = key_list[code].value
+            out.row = row.copy()
+            out.reason = "count"
+            out.after_seq = first_seq + position
+            out.wall_ms = wall_ms if walls is None else walls[position]
+            out.partial = False
+            out.type = "emit"
+            retype(out, "__class__", Emission)
+            yield out
 
     index = -1
     for chunk in chunks(items, chunk_size):
