@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from windtunnel.spark_impl.fast import _ranks
 from windtunnel.spark_impl.fast_frames import (
     NONE,
     TIME_LIMIT_MS,
@@ -165,7 +166,7 @@ def _codes(step: Any, state: FastState, seq: np.ndarray, keys: np.ndarray | None
     if keys is None:
         values, inverse, first = np.zeros(1, np.int64), np.zeros(n, np.int64), np.zeros(1, np.int64)
     else:
-        values, inverse = _dense_ranks(keys)
+        values, inverse = _ranks(keys, 1)
         first = np.full(len(values), n, np.int64)
         np.minimum.at(first, inverse, np.arange(n))
     lookup = _lookup(step, state)
@@ -217,24 +218,7 @@ def _window_ids(keys: np.ndarray, starts: np.ndarray, size: int) -> tuple[np.nda
         packed = keys * width + (starts - low) // size
     else:
         packed = np.unique(np.stack([keys, starts], axis=1), axis=0, return_inverse=True)[1].reshape(-1)
-    return _dense_ranks(packed)
-
-
-def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct values ascending, each value's index among them), as
-    ``np.unique(values, return_inverse=True)`` gives them; by a presence table instead of
-    a sort when the values span little more than their count."""
-    low = int(values.min())
-    spread = int(values.max()) - low + 1
-    if spread <= 4 * len(values) + 1024:
-        offsets = values - low
-        present = np.zeros(spread, bool)
-        present[offsets] = True
-        rank_of = np.cumsum(present) - 1
-        distinct: np.ndarray = low + np.flatnonzero(present).astype(np.int64)
-        return distinct, rank_of[offsets].astype(np.int64)
-    found, inverse = np.unique(values, return_inverse=True)
-    return found, inverse.reshape(-1).astype(np.int64)
+    return _ranks(packed, 1)
 
 
 def _first_reaching(
