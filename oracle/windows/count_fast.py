@@ -145,14 +145,16 @@ def fast_outputs(
             checker.wall_ms, checker.next_seq = wall, next_seq
             checker.item(index, item)
             next_seq = checker.next_seq
-            if type(item) is Batch:
+            if isinstance(item, Batch):
                 events = item.events  # the wall clock moves event by event below
+            elif isinstance(item, Event):  # a subclass of Event: an event all the same
+                events = (item,)
             else:
                 wall = checker.wall_ms
-                if type(item) is End:
+                if isinstance(item, End):
                     ended = True
                     yield from end()
-                elif type(item) is Watermark:  # CountOperator's default rejection, as the reference
+                elif isinstance(item, Watermark):  # CountOperator's default rejection, as the reference
                     raise watermark_rejected(
                         "tenzir", item.to_ms, "its windows have no event-time watermark"
                     )

@@ -158,8 +158,10 @@ def fast_outputs(
             checker.wall_ms, checker.next_seq = wall, next_seq
             checker.item(index, item)
             next_seq = checker.next_seq
-            if type(item) is Batch:
+            if isinstance(item, Batch):
                 events = item.events  # the wall clock moves event by event below
+            elif isinstance(item, Event):  # a subclass of Event: an event all the same
+                events = (item,)
             else:
                 wall = checker.wall_ms
                 if isinstance(item, End):

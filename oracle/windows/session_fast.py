@@ -215,14 +215,16 @@ def fast_outputs(
             checker.wall_ms, checker.next_seq = wall, next_seq
             checker.item(index, item)
             next_seq = checker.next_seq
-            if type(item) is Batch:
+            if isinstance(item, Batch):
                 events = item.events  # the wall clock moves event by event below
+            elif isinstance(item, Event):  # a subclass of Event: an event all the same
+                events = (item,)
             else:
                 wall = checker.wall_ms
-                if type(item) is End:
+                if isinstance(item, End):
                     ended = True
                     yield from end()
-                elif type(item) is Watermark:
+                elif isinstance(item, Watermark):
                     yield from watermark(item.to_ms)
                 return
         for event in events:
