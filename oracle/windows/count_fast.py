@@ -42,8 +42,6 @@ from windtunnel.oracle.windows.columns import (
     arrivals,
     chunks,
     event_runs,
-    ranks_within,
-    retype,
     seqs_follow,
     window_ref,
 )
@@ -243,30 +241,47 @@ def fast_outputs(
 
     def counted(codes: npt.NDArray[np.intp], walls: list[int] | None) -> Iterator[Output]:
         """Advance every key's offsets by a run's events (their key codes) and return the
-        emissions of the windows they complete, in stream order, built as consumed."""
+        emissions of the windows they complete, in stream order, built as consumed.
+
+        A key with offset ``b`` before the run and ``m`` events in it gives them offsets
+        ``b, ..., b + m - 1``; those completing a window (``offset - count + 1`` a
+        non-negative multiple of ``hop``) are every ``hop``-th from the first, so only
+        they are located (by their rank among the key's events in a stable sort by code)."""
         nonlocal wall, after_seq, next_seq
+        n = len(codes)
         key_list = table.objects
-        order, rank, counts = ranks_within(codes, len(key_list))
+        groups = len(key_list)
+        order = np.argsort(codes.astype(np.uint16) if groups <= 65_536 else codes, kind="stable")
+        counts = np.bincount(codes, minlength=groups)
         present = np.flatnonzero(counts)
-        base = np.zeros(len(key_list), dtype=np.int64)
         chunk_keys = [key_list[code] for code in present.tolist()]
-        base[present] = [key.next_offset for key in chunk_keys]
-        sorted_codes = codes[order]
-        starts = base[sorted_codes] + rank - (count - 1)  # the window each offset completes
-        done = (starts >= 0) & (starts % hop == 0)
-        positions = order[done]
-        by_position = np.argsort(positions)
+        m = counts[present]
+        b = np.array([key.next_offset for key in chunk_keys], dtype=np.int64)
+        lowest = np.maximum(b, count - 1)
+        first_rank = lowest + (count - 1 - lowest) % hop - b  # the key's first completing event
+        completing = np.where(first_rank < m, (m - 1 - first_rank) // hop + 1, 0)
+        which = np.repeat(np.arange(len(present)), completing)  # per completing event: its key
+        step = np.arange(len(which)) - np.repeat(np.cumsum(completing) - completing, completing)
+        rank = first_rank[which] + hop * step
+        positions = order[(np.cumsum(m) - m)[which] + rank]  # their stream positions
+        done = np.zeros(n, dtype=bool)
+        done[positions] = True
+        start_at = np.empty(n, dtype=np.int64)
+        start_at[positions] = b[which] + rank - (count - 1)
+        code_at = np.empty(n, dtype=np.intp)
+        code_at[positions] = present[which]
+        in_order = np.flatnonzero(done)
         first_seq = next_seq
-        for key, following in zip(chunk_keys, (base[present] + counts[present]).tolist(), strict=True):
+        for key, following in zip(chunk_keys, (b + m).tolist(), strict=True):
             key.next_offset = following
-        next_seq += len(codes)
+        next_seq += n
         after_seq = next_seq - 1
         wall_before = wall
         if walls is not None:
             wall = walls[-1]
         return emitted(
-            positions[by_position].tolist(), starts[done][by_position].tolist(),
-            sorted_codes[done][by_position].tolist(), first_seq, wall_before, walls,
+            in_order.tolist(), start_at[in_order].tolist(), code_at[in_order].tolist(), first_seq,
+            wall_before, walls,
         )
 
     def emitted(
@@ -293,7 +308,7 @@ def fast_outputs(
             out.wall_ms = wall_ms if walls is None else walls[position]
             out.partial = False
             out.type = "emit"
-            retype(out, "__class__", Emission)
+            out.__class__ = Emission  # the twin becomes an Emission (same slots)
             yield out
 
     index = -1
