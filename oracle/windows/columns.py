@@ -209,15 +209,25 @@ def arrivals(events: Sequence[Event], wall_ms: int) -> tuple[bool, list[int] | N
     return True, ats
 
 
+class _NotPlain(Exception):
+    """Raised inside a one-pass comprehension at the first item it cannot take."""
+
+
+def _not_plain() -> Any:
+    raise _NotPlain
+
+
 def plain_payloads(items: Iterable[Item], next_seq: int) -> list[Mapping[str, Any]] | None:
     """The items' payloads in one pass, when every item is a plain :class:`Event`
-    numbered on from ``next_seq`` without ``at_ms``; else None."""
+    numbered on from ``next_seq`` without ``at_ms``; else None (at the first other item)."""
     event = Event
-    payloads = [
-        e.payload if type(e) is event and e.seq == i and e.at_ms is None else None
-        for i, e in enumerate(items, next_seq)
-    ]
-    return None if payloads.count(None) else payloads  # type: ignore[return-value]
+    try:
+        return [
+            e.payload if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
+            for i, e in enumerate(items, next_seq)
+        ]
+    except _NotPlain:
+        return None
 
 
 class KeyTable:
@@ -252,32 +262,33 @@ class KeyTable:
                 add = values.append
                 if field is None:
                     found = [
-                        0 if type(e) is event and e.seq == i and e.at_ms is None and add(e.payload[other]) is None else -1
+                        0 if type(e) is event and e.seq == i and e.at_ms is None and add(e.payload[other]) is None
+                        else _not_plain()
                         for i, e in enumerate(items, next_seq)
                     ]
                 else:
                     found = [
                         code_of[p[field]]
                         if type(e) is event and e.seq == i and e.at_ms is None and add((p := e.payload)[other]) is None
-                        else -1
+                        else _not_plain()
                         for i, e in enumerate(items, next_seq)
                     ]
             elif field is None:
                 found = [
-                    0 if type(e) is event and e.seq == i and e.at_ms is None else -1
+                    0 if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
             else:
                 found = [
-                    code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else -1
+                    code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
             codes = np.fromiter(found, dtype=np.intp, count=len(found))
             if field is None:
                 codes += code_of[()]
-        except (KeyError, TypeError):  # a new key, no key or other field, an unhashable key
+        except (KeyError, TypeError, _NotPlain):  # a new key, no key or other field, an unhashable key
             return None
-        return codes if int(codes.min()) >= 0 else None
+        return codes
 
     def payload_codes(self, payloads: list[Mapping[str, Any]]) -> npt.NDArray[np.intp] | None:
         """Each payload's key code, creating new keys in first-seen order; None when a

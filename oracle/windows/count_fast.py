@@ -42,6 +42,7 @@ from windtunnel.oracle.windows.columns import (
     arrivals,
     chunks,
     event_runs,
+    plain_payloads,
     seqs_follow,
     window_ref,
 )
@@ -315,6 +316,9 @@ def fast_outputs(
     for chunk in chunks(items, chunk_size):
         if columnar and not ended and len(chunk) >= min_run:
             codes = table.plain_codes(chunk.iterate(), next_seq)  # the common case: one pass
+            if codes is None:  # new keys (or no plain chunk: found at its first other item)
+                payloads = plain_payloads(chunk.iterate(), next_seq)
+                codes = None if payloads is None else table.payload_codes(payloads)
             if codes is not None:
                 index += len(chunk)
                 chunk.release()
