@@ -4,8 +4,9 @@ A fast path pulls the stream in chunks of up to :data:`CHUNK` items; a chunk who
 are all plain :class:`Event` values goes through the fast path's columnar code when its
 columns are ordinary (:meth:`KeyTable.plain_codes`), everything else through its per-event loop,
 which shares the same state. :func:`emission` builds an :class:`Emission` equal to the
-one its constructor builds, about twice as fast (it skips the frozen dataclass's
-``object.__setattr__`` calls: it fills a twin class of the same slots and retypes it;
+one its constructor builds, several times as fast (it skips the frozen dataclass's
+``object.__setattr__`` calls: it fills a twin class of the same slots and retypes it,
+``twin.__class__ = Emission``;
 tests/oracle/test_columns.py checks the equality).
 """
 
@@ -28,14 +29,13 @@ CHUNK = 65_536
 _SEQ = attrgetter("seq")
 _AT = attrgetter("at_ms")
 _new = object.__new__
-retype = object.__setattr__
-"""``retype(obj, "__class__", cls)``: the layout twins below become values of ``cls``."""
 
 
 class EmissionSlots:
     """:class:`Emission`'s slots in its layout: filled by plain attribute stores (the frozen
     dataclass's ``__init__`` goes through ``object.__setattr__`` per field), then retyped
-    to :class:`Emission` (``retype(obj, "__class__", Emission)``)."""
+    to :class:`Emission` (``obj.__class__ = Emission``: a plain store on the twin, the
+    same layout)."""
 
     __slots__ = Emission.__slots__
 
@@ -60,7 +60,7 @@ def window_ref(start_ms: int | None, end_ms: int | None, start_offset: int | Non
     ref.end_ms = end_ms
     ref.start_offset = start_offset
     ref.end_offset = end_offset
-    retype(ref, "__class__", WindowRef)
+    ref.__class__ = WindowRef
     return cast(WindowRef, ref)
 
 
@@ -78,7 +78,7 @@ def emission(
     out.wall_ms = wall_ms
     out.partial = partial
     out.type = "emit"
-    retype(out, "__class__", Emission)
+    out.__class__ = Emission
     return cast(Emission, out)
 
 
@@ -91,7 +91,7 @@ def drop(seq: int, reason: str, windows: tuple[WindowRef, ...], message: str, gr
     out.message = message
     out.group = group
     out.type = "drop"
-    retype(out, "__class__", Drop)
+    out.__class__ = Drop
     return cast(Drop, out)
 
 

@@ -24,6 +24,7 @@ through the per-event loop, which shares the keys' offsets, so outputs stay exac
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from windtunnel.oracle.windows.columns import (
     KeyTable,
     arrivals,
     chunks,
+    emission,
     event_runs,
     plain_payloads,
     seqs_follow,
@@ -119,7 +121,9 @@ def fast_outputs(
                 first = max(0, following - count + 1)
                 first += -first % hop
                 for start in range(first, following, hop):
-                    yield from emit(key, start, start + count, [following - start], "end_of_input", True)
+                    ref = window_ref(None, None, start, start + count)
+                    for row in rows([following - start], None, None):
+                        yield emission(ref, key.value, row, "end_of_input", after_seq, wall, True)
             else:
                 for start in sorted(key.windows):
                     yield from emit(key, start, start + count, key.windows[start], "end_of_input", True)
@@ -281,35 +285,39 @@ def fast_outputs(
         if walls is not None:
             wall = walls[-1]
         return emitted(
-            in_order.tolist(), start_at[in_order].tolist(), code_at[in_order].tolist(), first_seq,
-            wall_before, walls,
+            (in_order + first_seq).tolist(), start_at[in_order].tolist(), code_at[in_order].tolist(),
+            [walls[p] for p in in_order.tolist()] if walls is not None else None, wall_before,
         )
 
     def emitted(
-        positions: list[int], starts: list[int], codes: list[int], first_seq: int, wall_ms: int,
-        walls: list[int] | None,
+        seqs: list[int], starts: list[int], codes: list[int], walls: list[int] | None, wall_ms: int
     ) -> Iterator[Output]:
-        """The emissions of the windows a run completed, in stream order."""
+        """The emissions of the windows a run completed, in stream order: each at its
+        event's seq and wall clock (``walls``; None: ``wall_ms`` for all)."""
         key_list = table.objects
         refs = window_refs  # windows [s, s + count) are the same for every key: shared values
         if len(refs) > _MAX_REFS:
             refs.clear()
+        get_ref = refs.get
         new = object.__new__
+        twin = EmissionSlots
+        emission_type = Emission
         (row,) = template  # a count-only aggregate has one row
-        for position, start, code in zip(positions, starts, codes, strict=True):
-            ref = refs.get(start)
+        copy_row = row.copy
+        for seq, start, code, at_ms in zip(seqs, starts, codes, repeat(wall_ms) if walls is None else walls, strict=False):
+            ref = get_ref(start)
             if ref is None:
                 ref = refs[start] = window_ref(None, None, start, start + count)
-            out: Any = new(EmissionSlots)  # Emission(ref, group, dict(row), ...), built inline
+            out: Any = new(twin)  # Emission(ref, group, dict(row), ...), built inline
             out.window = ref
             out.group = key_list[code].value
-            out.row = row.copy()
+            out.row = copy_row()
             out.reason = "count"
-            out.after_seq = first_seq + position
-            out.wall_ms = wall_ms if walls is None else walls[position]
+            out.after_seq = seq
+            out.wall_ms = at_ms
             out.partial = False
             out.type = "emit"
-            out.__class__ = Emission  # the twin becomes an Emission (same slots)
+            out.__class__ = emission_type  # the twin becomes an Emission (same slots)
             yield out
 
     index = -1

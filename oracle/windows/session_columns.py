@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.windows.columns import DropSlots, EmissionSlots, WindowRefSlots, retype
+from windtunnel.oracle.windows.columns import DropSlots, EmissionSlots, WindowRefSlots
 
 _LIMIT = 1 << 62
 """Offset-encoded values (segment rank times value range) must stay below this."""
@@ -268,7 +268,7 @@ def _outputs(
             ref.start_ms = first = firsts[item]
             ref.end_ms = last = lasts[item]
             ref.start_offset = ref.end_offset = None
-            retype(ref, "__class__", WindowRef)
+            ref.__class__ = WindowRef
             for row in rows(weights[item], first, last) if count_name is None else ({count_name: weights[item]},):
                 out: Any = new(EmissionSlots)
                 out.window = ref
@@ -279,7 +279,7 @@ def _outputs(
                 out.wall_ms = wall_ms
                 out.partial = False
                 out.type = "emit"
-                retype(out, "__class__", Emission)
+                out.__class__ = Emission
                 yield out
         else:
             i = -1 - item
@@ -287,7 +287,7 @@ def _outputs(
             missed: Any = new(WindowRefSlots)
             missed.start_ms = missed.end_ms = t
             missed.start_offset = missed.end_offset = None
-            retype(missed, "__class__", WindowRef)
+            missed.__class__ = WindowRef
             lost: Any = new(DropSlots)  # Drop(seq, "late", (missed,), message, group), inline
             lost.seq = seq
             lost.reason = "late"
@@ -298,7 +298,7 @@ def _outputs(
             )
             lost.group = late_groups[i]
             lost.type = "drop"
-            retype(lost, "__class__", Drop)
+            lost.__class__ = Drop
             yield lost
 
 
