@@ -95,27 +95,17 @@ def session_chunk(
 
     # the sequence S per key: the open session (one pseudo element), the buffer, the kept times
     kept = np.flatnonzero(~late)  # key-sorted indices
-    old_t: list[int] = []
-    old_code: list[int] = []
-    old_order: list[int] = []
-    old_weight: list[int] = []
-    old_first: list[int] = []
-    old_entries: list[Any] = []
-    for rank, key in enumerate(keys):
-        if key.state is not None:
-            old_t.append(key.last)
-            old_code.append(rank)
-            old_order.append(_PSEUDO)
-            old_weight.append(key.state)
-            old_first.append(key.first)
-            old_entries.append(None)
-        for entry in key.buffer:
-            old_order.append(len(old_entries) - (1 << 61))
-            old_t.append(entry[0])
-            old_code.append(rank)
-            old_weight.append(1)
-            old_first.append(entry[0])
-            old_entries.append(entry)
+    # old elements: each open session (a pseudo element at its last time), then each buffer
+    sessions = [rank for rank, key in enumerate(keys) if key.state is not None]
+    n_pseudo = len(sessions)
+    old_entries = [entry for key in keys for entry in key.buffer]
+    old_t = [keys[rank].last for rank in sessions] + [entry[0] for entry in old_entries]
+    old_first = [keys[rank].first for rank in sessions] + old_t[n_pseudo:]
+    old_weight = [keys[rank].state for rank in sessions] + [1] * len(old_entries)
+    old_code = np.concatenate((
+        np.array(sessions, dtype=np.intp),
+        np.repeat(np.arange(m, dtype=np.intp), [len(key.buffer) for key in keys]),
+    ))
     n_old = len(old_t)
     try:  # the open sessions' first times may lie far back
         old_times = np.array(old_t, dtype=np.int64)
@@ -123,11 +113,15 @@ def session_chunk(
     except OverflowError:
         return None
     cat_t = np.concatenate((old_times, t_s[kept]))
-    cat_rank = np.concatenate((np.array(old_code, dtype=np.intp), rank_s[kept]))
+    cat_rank = np.concatenate((old_code, rank_s[kept]))
     s_low = min(low, int(cat_t.min())) if len(cat_t) else low
     s_size = (max(high, int(cat_t.max())) if len(cat_t) else high) - s_low + 1
     if s_size * (m + 1) >= _LIMIT:
-        cat_order = np.concatenate((np.array(old_order, dtype=np.int64), order[kept].astype(np.int64)))
+        old_order = np.concatenate((  # open sessions first, then buffers in order, then the chunk
+            np.full(n_pseudo, _PSEUDO, dtype=np.int64),
+            np.arange(len(old_entries), dtype=np.int64) - (1 << 61),
+        ))
+        cat_order = np.concatenate((old_order, order[kept].astype(np.int64)))
         by = np.lexsort((cat_order, cat_t, cat_rank))
     else:  # stable: ties keep the input order (open session, buffer, stream order) in a key
         by = np.argsort(cat_rank.astype(np.int64) * s_size + (cat_t - s_low), kind="stable")
@@ -138,7 +132,7 @@ def session_chunk(
     from_old = np.flatnonzero(by < n_old)  # S positions of the open sessions and buffers
     s_weight[from_old] = old_weights[by[from_old]]
     pseudo = np.zeros(len(by), dtype=bool)
-    pseudo[from_old] = np.array(old_order, dtype=np.int64)[by[from_old]] == _PSEUDO
+    pseudo[from_old] = by[from_old] < n_pseudo
 
     def kept_index(positions: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
         """The key-sorted index of S's elements at ``positions`` (-1: from before the chunk)."""
@@ -207,18 +201,18 @@ def session_chunk(
             key.state = weight
             key.first = first
             key.last = last
-    pending = np.flatnonzero(~released)
+    pending = np.flatnonzero(~released)  # never an open session: it was released
     if len(pending):
         index = kept_index(pending)
         positions = np.where(index >= 0, order[np.maximum(index, 0)], -1)
-        for t, rank, source, position in zip(
-            s_t[pending].tolist(), s_rank[pending].tolist(), by[pending].tolist(), positions.tolist(),
-            strict=True,
-        ):
-            if source < n_old:
-                keys[rank].buffer.append(old_entries[source])
-            else:
-                keys[rank].buffer.append((t, first_seq + position, event_at(position).payload))
+        entries = [
+            old_entries[source - n_pseudo] if source < n_old else (t, first_seq + position, event_at(position).payload)
+            for t, source, position in zip(s_t[pending].tolist(), by[pending].tolist(), positions.tolist(), strict=True)
+        ]
+        ranks = s_rank[pending]  # ascending: S is sorted by key
+        bounds = np.flatnonzero(np.r_[True, ranks[1:] != ranks[:-1], True]).tolist()
+        for rank, low_i, high_i in zip(ranks[bounds[:-1]].tolist(), bounds[:-1], bounds[1:], strict=True):
+            keys[rank].buffer = entries[low_i:high_i]
 
     # outputs in stream order: late drops and closes (a key's closes at one event in order)
     closed = np.flatnonzero(closes)
