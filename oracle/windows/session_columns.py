@@ -255,16 +255,31 @@ def _outputs(
     """The Drop and Emission values of a chunk, in order (``items``: the i-th closed
     session, or ``-1 - i`` for the i-th late event); built inline (:mod:`.columns`)."""
     new = object.__new__
+    ref_twin, emission_twin, drop_twin = WindowRefSlots, EmissionSlots, DropSlots
+    ref_type, emission_type, drop_type = WindowRef, Emission, Drop
     count_name = getattr(rows, "count_name", None)  # one count: its row built inline
     for seq, item in zip(seqs, items, strict=True):
         if item >= 0:
-            ref: Any = new(WindowRefSlots)
+            ref: Any = new(ref_twin)
             ref.start_ms = first = firsts[item]
             ref.end_ms = last = lasts[item]
             ref.start_offset = ref.end_offset = None
-            ref.__class__ = WindowRef
-            for row in rows(weights[item], first, last) if count_name is None else ({count_name: weights[item]},):
-                out: Any = new(EmissionSlots)
+            ref.__class__ = ref_type
+            if count_name is not None:
+                out: Any = new(emission_twin)
+                out.window = ref
+                out.group = groups[item]
+                out.row = {count_name: weights[item]}
+                out.reason = "close"
+                out.after_seq = seq
+                out.wall_ms = wall_ms
+                out.partial = False
+                out.type = "emit"
+                out.__class__ = emission_type
+                yield out
+                continue
+            for row in rows(weights[item], first, last):
+                out = new(emission_twin)
                 out.window = ref
                 out.group = groups[item]
                 out.row = row
@@ -273,16 +288,16 @@ def _outputs(
                 out.wall_ms = wall_ms
                 out.partial = False
                 out.type = "emit"
-                out.__class__ = Emission
+                out.__class__ = emission_type
                 yield out
         else:
             i = -1 - item
             t = late_times[i]
-            missed: Any = new(WindowRefSlots)
+            missed: Any = new(ref_twin)
             missed.start_ms = missed.end_ms = t
             missed.start_offset = missed.end_offset = None
-            missed.__class__ = WindowRef
-            lost: Any = new(DropSlots)  # Drop(seq, "late", (missed,), message, group), inline
+            missed.__class__ = ref_type
+            lost: Any = new(drop_twin)  # Drop(seq, "late", (missed,), message, group), inline
             lost.seq = seq
             lost.reason = "late"
             lost.windows = (missed,)
@@ -292,7 +307,7 @@ def _outputs(
             )
             lost.group = late_groups[i]
             lost.type = "drop"
-            lost.__class__ = Drop
+            lost.__class__ = drop_type
             yield lost
 
 
