@@ -15,5 +15,9 @@ packages += [f"windtunnel.{part}.{sub}" for part in PARTS for sub in find_packag
 setup(
     packages=packages,
     package_dir={f"windtunnel.{part}": part for part in PARTS},
-    package_data={f"windtunnel.{part}": ["py.typed"] for part in ("oracle", "simulator")},
+    package_data={
+        **{f"windtunnel.{part}": ["py.typed"] for part in ("oracle", "simulator")},
+        # the JVM step, compiled (tools/build_jar.py) and its sources
+        "windtunnel.spark_impl": ["jvm/*.jar", "jvm/*.java"],
+    },
 )

@@ -205,8 +205,10 @@ class ExactBatches:
         time_unit_ms: int = 1,
         start_wall_ms: int = 0,
         columns: Columns = Columns(),
+        jvm: bool = True,
     ) -> None:
         self.query = query
+        self.jvm = jvm
         self.step = FastStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
         self.output = output
         self.state_dir = state_dir
@@ -283,6 +285,31 @@ class ExactBatches:
 
         return self.step_batch(None, batch_id, spark, run)
 
+    def step_jvm(self, df: Any, names: list[str], batch_id: int) -> bool:
+        """Micro-batch ``batch_id`` through the JVM step (:mod:`jvm_step`) where Spark reads
+        it; False (nothing written) when this session has no JVM step or the task declined
+        the micro-batch (a null, a time out of range): the Python step then runs."""
+        from pyspark.sql import functions as F
+
+        from windtunnel.spark_impl import jvm_step
+
+        jdf = getattr(df, "_jdf", None)
+        step = jvm_step.load(df.sparkSession) if jdf is not None else None
+        if step is None:
+            return False
+        typed = df.select(*[F.col(name).cast("long").alias(f"c{i}") for i, name in enumerate(names)])
+        has_arrival = self.columns.arrival_ms is not None
+        has_key = bool(self.query.group_by)
+
+        def run(state: Any) -> pd.DataFrame | None:
+            return jvm_step.tumbling_counts_jvm(step, self.step, state, typed._jdf, has_arrival, has_key)
+
+        try:
+            self.step_batch(None, batch_id, df.sparkSession, run)
+        except jvm_step.Fallback:
+            return False
+        return True
+
     def step_batch(
         self,
         frame: pd.DataFrame | None,
@@ -303,14 +330,15 @@ class ExactBatches:
         return len(out)
 
     def __call__(self, df: Any, batch_id: int) -> None:
-        """One micro-batch: its rows collected to this process (``toArrow``), the step run
-        here: typed tumbling counts as plain int64 columns (:meth:`direct_columns`), any
-        other query as the operator's input rows. (Running the step in one task instead,
-        ``coalesce(1)`` then ``mapInArrow``, measured no faster and needs the state
-        directory on the executors' filesystem.)"""
+        """One micro-batch. Typed tumbling counts (:meth:`direct_columns`): the JVM step in
+        one Spark task where the rows are read (:meth:`step_jvm`), else their int64 columns
+        collected here (``toArrow``) for the Python step; any other query: the operator's
+        input rows collected here for the general step. (A Python step in one task,
+        ``coalesce(1)`` then ``mapInArrow``, measured no faster than collecting.)"""
         names = self.direct_columns(df)
         if names is not None:
-            self.step_table(self.collect_direct(df, names), batch_id, df.sparkSession)
+            if not (self.jvm and self.step_jvm(df, names, batch_id)):
+                self.step_table(self.collect_direct(df, names), batch_id, df.sparkSession)
         else:
             self.step_batch(self.rows(df), batch_id, df.sparkSession)
 

@@ -49,6 +49,14 @@ class SmokeFailure(Exception):
     """One check of the installed wheel did not hold."""
 
 
+JVM_JAR = "windtunnel/spark_impl/jvm/windtunnel-jvm.jar"
+LOAD_JVM_STEP = (
+    "from windtunnel.spark_impl import jvm_step\n"
+    "from windtunnel.spark_impl.session import spark_session\n"
+    "print(jvm_step.load(spark_session()) is not None)\n"
+)
+
+
 def build_wheel(out_dir: Path) -> Path:
     """Build the wheel from a copy of only the build inputs; returns its path."""
     with tempfile.TemporaryDirectory(prefix="windtunnel-src-") as tmp:
@@ -141,6 +149,8 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
     check_needs_extra([windtunnel, "replay", "--engine", "spark", str(EXAMPLE)], work, "spark")
     check_needs_extra([windtunnel, "generate", "bare", "--format", "kafka"], work, "kafka")
     modules = wheel_modules(wheel)
+    if JVM_JAR not in zipfile.ZipFile(wheel).namelist():
+        raise SmokeFailure(f"the wheel lacks the JVM step's jar {JVM_JAR}")
     check_imports(python, modules, work, extras=False)
 
     project = work / "unrelated"
@@ -166,6 +176,10 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
     if extras:
         run([str(pip), "install", "-q", f"{wheel}[spark,kafka]"], work)
         check_imports(python, modules, work, extras=True)
+        loaded = (run([str(python), "-c", LOAD_JVM_STEP], work).stdout.strip().splitlines() or [""])[-1]
+        if loaded != "True":
+            raise SmokeFailure(f"the installed wheel's JVM step did not load in Spark: {loaded!r}")
+        print("wheel smoke: the JVM step loads from the installed wheel", flush=True)
 
 
 def main(argv: list[str]) -> int:

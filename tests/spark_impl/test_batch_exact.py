@@ -77,11 +77,13 @@ def oracle(query: Query, table: pa.Table, rules: Rules = DEFAULT_RULES, end: boo
     return out
 
 
-def run_path(spark: Any, query: Query, data: Path, root: Path, rules: Rules = DEFAULT_RULES) -> Any:
+def run_path(spark: Any, query: Query, data: Path, root: Path, rules: Rules = DEFAULT_RULES, jvm: bool = True) -> Any:
     from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput, start, state_dir_of
 
     checkpoint = str(root / "ckpt")
-    batches = ExactBatches(query, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint), rules=rules)
+    batches = ExactBatches(
+        query, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint), rules=rules, jvm=jvm
+    )
     frame = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(data))
     query_handle = start(frame, batches, checkpoint)
     query_handle.awaitTermination()
@@ -103,7 +105,7 @@ def assert_same(expected: list[Output], actual: list[Output]) -> None:
     assert len(expected) == len(actual)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     n=st.integers(50, 2000),
     keys=st.integers(1, 30),
@@ -114,6 +116,7 @@ def assert_same(expected: list[Output], actual: list[Output]) -> None:
     seed=st.integers(0, 2**16),
     cut_fractions=st.lists(st.floats(0.0, 1.0), max_size=4),
     count_only=st.booleans(),
+    jvm=st.booleans(),
 )
 def test_equals_oracle_on_random_streams_and_micro_batches(
     spark: Any,
@@ -126,10 +129,12 @@ def test_equals_oracle_on_random_streams_and_micro_batches(
     seed: int,
     cut_fractions: list[float],
     count_only: bool,
+    jvm: bool,
 ) -> None:
     from dataclasses import replace
 
-    # count only: the typed tumbling path (int64 columns); with window_start: the general step
+    # count only: the typed tumbling path (the JVM step in one Spark task, or int64 columns
+    # collected to the Python step); with window_start: the general step
     query = Query(
         FixedWindows(size_ms, on="ts", tolerance_ms=tolerance_ms),
         group_by=("k",),
@@ -139,7 +144,7 @@ def test_equals_oracle_on_random_streams_and_micro_batches(
     table = events(n, keys, disorder, seed, 3 * size_ms)
     root = Path(tempfile.mkdtemp(prefix="wt-batch-exact-"))
     write_batches(table, [int(f * n) for f in cut_fractions], root / "data")
-    batches = run_path(spark, query, root / "data", root, rules)
+    batches = run_path(spark, query, root / "data", root, rules, jvm=jvm)
     batches.finish(spark)
     assert_same(oracle(query, table, rules), outputs(spark, root))
 

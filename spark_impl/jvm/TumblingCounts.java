@@ -1,0 +1,440 @@
+package windtunnel.jvm;
+
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+
+/**
+ * windtunnel's typed tumbling-count step in one Spark task: the JVM twin of
+ * spark_impl/fast_tumbling.py (tumbling_counts), read by spark_impl/jvm_step.py.
+ *
+ * <p>Input rows: int64 columns seq, [arrival_ms], time, [key], any order. The micro-batch runs
+ * in one task ({@code coalesce(1)}, no shuffle) over Spark's internal rows; the result comes
+ * back to the driver as one byte array. Rules, per event in seq order: the wall clock is the
+ * largest arrival so far; the event's window is {@code [s, s + size)} with
+ * {@code s = t - floorMod(t, size)}; it is late (a drop) when the key's clock before it has
+ * reached {@code s + span} ({@code span = size + close offset}); otherwise it counts in its
+ * window; the key's clock becomes the largest event time seen; a key's open windows close, in
+ * start order, at the first event whose clock reaches their {@code start + span}.
+ *
+ * <p>Wire format (big-endian int64 throughout), input: NONE, unit_ms, size_ms, span_ms,
+ * has_arrival, has_key, wall_ms, after_seq_present, after_seq, limit, n_keys, keys[],
+ * key_is_null[], clocks[], n_windows, win_key[], win_start[], win_count[]. Output: status (0 rows, 1 a null,
+ * 2 a time at or beyond limit, 3 no rows), then for status 0: wall_ms, after_seq, n_new,
+ * new_key[], new_first_seq[], n_keys, clocks[], n_drops, seq[], time[], start[], clock[],
+ * code[], n_emissions, code[], start[], count[], close_seq[], close_wall[], emit_index[],
+ * n_windows, win_key[], win_start[], win_count[] (open windows by key code, then start).
+ */
+public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRow>, byte[]>, Serializable {
+    private static final long serialVersionUID = 1L;
+    private final byte[] input;
+
+    public TumblingCounts(byte[] input) {
+        this.input = input;
+    }
+
+    /** The step over {@code batch} (the int64 columns above) from the state in {@code input}. */
+    public static byte[] run(Dataset<Row> batch, byte[] input) {
+        JavaRDD<InternalRow> rdd = batch.queryExecution().toRdd().toJavaRDD();
+        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input)).collect();
+        if (out.isEmpty()) {
+            return status(3);
+        }
+        return out.get(0);
+    }
+
+    private static byte[] status(long code) {
+        return ByteBuffer.allocate(8).putLong(code).array();
+    }
+
+    @Override
+    public Iterator<byte[]> call(Iterator<InternalRow> rows) {
+        return Collections.singletonList(step(rows)).iterator();
+    }
+
+    private byte[] step(Iterator<InternalRow> rows) {
+        ByteBuffer in = ByteBuffer.wrap(input);
+        final long none = in.getLong();
+        final long unit = in.getLong();
+        final long size = in.getLong();
+        final long span = in.getLong();
+        final boolean hasArrival = in.getLong() != 0;
+        final boolean hasKey = in.getLong() != 0;
+        long wall = in.getLong();
+        final boolean afterPresent = in.getLong() != 0;
+        long afterSeq = in.getLong();
+        final long limit = in.getLong();
+        int nKeys = (int) in.getLong();
+        long[] keyValue = new long[Math.max(16, nKeys * 2)];
+        long[] clock = new long[keyValue.length];
+        LongIntMap codes = new LongIntMap(Math.max(16, nKeys * 2));
+        for (int i = 0; i < nKeys; i++) {
+            keyValue[i] = in.getLong();
+        }
+        for (int i = 0; i < nKeys; i++) {
+            if (in.getLong() == 0) { // a null key keeps its code and matches no row
+                codes.put(keyValue[i], i);
+            }
+        }
+        for (int i = 0; i < nKeys; i++) {
+            clock[i] = in.getLong();
+        }
+        int nWin = (int) in.getLong();
+        long[] carriedKey = readLongs(in, nWin);
+        long[] carriedStart = readLongs(in, nWin);
+        long[] carriedCount = readLongs(in, nWin);
+
+        // the rows, as int64 columns
+        int width = 2 + (hasArrival ? 1 : 0) + (hasKey ? 1 : 0);
+        int timeAt = hasArrival ? 2 : 1;
+        LongList seqs = new LongList();
+        LongList arrivals = new LongList();
+        LongList times = new LongList();
+        LongList keys = new LongList();
+        while (rows.hasNext()) {
+            InternalRow r = rows.next();
+            for (int j = 0; j < width; j++) {
+                if (r.isNullAt(j)) {
+                    return status(1);
+                }
+            }
+            long t = r.getLong(timeAt);
+            if (t >= limit || t <= -limit) {
+                return status(2);
+            }
+            seqs.add(r.getLong(0));
+            if (hasArrival) {
+                arrivals.add(r.getLong(1));
+            }
+            times.add(t);
+            if (hasKey) {
+                keys.add(r.getLong(timeAt + 1));
+            }
+        }
+        int n = seqs.size;
+        if (n == 0) {
+            return status(3);
+        }
+        int[] order = seqOrder(seqs.values, n);
+
+        // open windows per key code, each list sorted by start
+        Windows open = new Windows(keyValue.length);
+        for (int i = 0; i < nWin; i++) {
+            open.append((int) carriedKey[i], carriedStart[i], carriedCount[i]);
+        }
+        LongList newKey = new LongList();
+        LongList newFirst = new LongList();
+        LongList dSeq = new LongList(), dTime = new LongList(), dStart = new LongList();
+        LongList dClock = new LongList(), dCode = new LongList();
+        LongList eCode = new LongList(), eStart = new LongList(), eCount = new LongList();
+        LongList eSeq = new LongList(), eWall = new LongList(), eIndex = new LongList();
+        long[] closed = new long[2];
+        for (int o = 0; o < n; o++) {
+            int i = order == null ? o : order[o];
+            long seq = seqs.values[i];
+            if (hasArrival && arrivals.values[i] > wall) {
+                wall = arrivals.values[i];
+            }
+            long t = times.values[i] * unit;
+            long keyOf = hasKey ? keys.values[i] : 0L;
+            int code = codes.get(keyOf);
+            if (code < 0) {
+                code = nKeys++;
+                if (code == keyValue.length) {
+                    keyValue = Arrays.copyOf(keyValue, code * 2);
+                    clock = Arrays.copyOf(clock, code * 2);
+                    open.grow(code * 2);
+                }
+                keyValue[code] = keyOf;
+                clock[code] = none;
+                codes.put(keyOf, code);
+                newKey.add(keyOf);
+                newFirst.add(seq);
+            }
+            long prev = clock[code];
+            long start = t - Math.floorMod(t, size);
+            if (prev != none && start + span <= prev) {
+                dSeq.add(seq);
+                dTime.add(t);
+                dStart.add(start);
+                dClock.add(prev);
+                dCode.add(code);
+                continue;
+            }
+            open.deliver(code, start);
+            if (prev == none || t > prev) {
+                clock[code] = t;
+                long index = 0;
+                while (open.closeFirst(code, t - span, closed)) {
+                    eCode.add(code);
+                    eStart.add(closed[0]);
+                    eCount.add(closed[1]);
+                    eSeq.add(seq);
+                    eWall.add(wall);
+                    eIndex.add(index++);
+                }
+            }
+        }
+        afterSeq = seqs.values[order == null ? n - 1 : order[n - 1]];
+
+        int remaining = open.total();
+        long bytes = 8L * (8 + 2L * newKey.size + nKeys + 5L * dSeq.size + 6L * eSeq.size + 3L * remaining);
+        ByteBuffer out = ByteBuffer.allocate((int) bytes);
+        out.putLong(0).putLong(wall).putLong(afterSeq);
+        out.putLong(newKey.size);
+        newKey.writeTo(out);
+        newFirst.writeTo(out);
+        out.putLong(nKeys);
+        for (int i = 0; i < nKeys; i++) {
+            out.putLong(clock[i]);
+        }
+        out.putLong(dSeq.size);
+        dSeq.writeTo(out);
+        dTime.writeTo(out);
+        dStart.writeTo(out);
+        dClock.writeTo(out);
+        dCode.writeTo(out);
+        out.putLong(eSeq.size);
+        eCode.writeTo(out);
+        eStart.writeTo(out);
+        eCount.writeTo(out);
+        eSeq.writeTo(out);
+        eWall.writeTo(out);
+        eIndex.writeTo(out);
+        out.putLong(remaining);
+        open.writeTo(out, nKeys);
+        return out.array();
+    }
+
+    private static long[] readLongs(ByteBuffer in, int n) {
+        long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = in.getLong();
+        }
+        return values;
+    }
+
+    /** Row indexes in ascending seq order (stable), or null when the rows already are. */
+    static int[] seqOrder(long[] seq, int n) {
+        boolean sorted = true;
+        for (int i = 1; i < n && sorted; i++) {
+            sorted = seq[i] > seq[i - 1];
+        }
+        if (sorted) {
+            return null;
+        }
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        int[] buffer = new int[n];
+        for (int width = 1; width < n; width *= 2) { // bottom-up merge sort: stable
+            for (int low = 0; low < n; low += 2 * width) {
+                int mid = Math.min(low + width, n);
+                int high = Math.min(low + 2 * width, n);
+                int a = low, b = mid, k = low;
+                while (a < mid && b < high) {
+                    buffer[k++] = seq[order[b]] < seq[order[a]] ? order[b++] : order[a++];
+                }
+                while (a < mid) {
+                    buffer[k++] = order[a++];
+                }
+                while (b < high) {
+                    buffer[k++] = order[b++];
+                }
+            }
+            int[] swap = order;
+            order = buffer;
+            buffer = swap;
+        }
+        return order;
+    }
+
+    /** A growable int64 array. */
+    static final class LongList {
+        long[] values = new long[64];
+        int size;
+
+        void add(long value) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = value;
+        }
+
+        void writeTo(ByteBuffer out) {
+            for (int i = 0; i < size; i++) {
+                out.putLong(values[i]);
+            }
+        }
+    }
+
+    /** Open windows per key code: starts ascending with their counts. */
+    static final class Windows {
+        long[][] starts;
+        long[][] counts;
+        int[] sizes;
+
+        Windows(int keys) {
+            starts = new long[keys][];
+            counts = new long[keys][];
+            sizes = new int[keys];
+        }
+
+        void grow(int keys) {
+            starts = Arrays.copyOf(starts, keys);
+            counts = Arrays.copyOf(counts, keys);
+            sizes = Arrays.copyOf(sizes, keys);
+        }
+
+        /** Adds a carried window (carried windows come sorted by key code, then start). */
+        void append(int code, long start, long count) {
+            insert(code, sizes[code], start, count);
+        }
+
+        /** One event counted in window {@code start} of key {@code code}. */
+        void deliver(int code, long start) {
+            int n = sizes[code];
+            long[] s = starts[code];
+            int at = n;
+            for (int i = 0; i < n; i++) {
+                if (s[i] == start) {
+                    counts[code][i]++;
+                    return;
+                }
+                if (s[i] > start) {
+                    at = i;
+                    break;
+                }
+            }
+            insert(code, at, start, 1);
+        }
+
+        private void insert(int code, int at, long start, long count) {
+            if (starts[code] == null) {
+                starts[code] = new long[4];
+                counts[code] = new long[4];
+            }
+            int n = sizes[code];
+            if (n == starts[code].length) {
+                starts[code] = Arrays.copyOf(starts[code], n * 2);
+                counts[code] = Arrays.copyOf(counts[code], n * 2);
+            }
+            System.arraycopy(starts[code], at, starts[code], at + 1, n - at);
+            System.arraycopy(counts[code], at, counts[code], at + 1, n - at);
+            starts[code][at] = start;
+            counts[code][at] = count;
+            sizes[code] = n + 1;
+        }
+
+        /** Removes the key's first window when its start is at most {@code upTo}: (start, count) in {@code into}. */
+        boolean closeFirst(int code, long upTo, long[] into) {
+            int n = sizes[code];
+            if (n == 0 || starts[code][0] > upTo) {
+                return false;
+            }
+            into[0] = starts[code][0];
+            into[1] = counts[code][0];
+            System.arraycopy(starts[code], 1, starts[code], 0, n - 1);
+            System.arraycopy(counts[code], 1, counts[code], 0, n - 1);
+            sizes[code] = n - 1;
+            return true;
+        }
+
+        int total() {
+            int total = 0;
+            for (int size : sizes) {
+                total += size;
+            }
+            return total;
+        }
+
+        void writeTo(ByteBuffer out, int keys) {
+            for (int c = 0; c < keys; c++) {
+                for (int i = 0; i < sizes[c]; i++) {
+                    out.putLong(c);
+                }
+            }
+            for (int c = 0; c < keys; c++) {
+                for (int i = 0; i < sizes[c]; i++) {
+                    out.putLong(starts[c][i]);
+                }
+            }
+            for (int c = 0; c < keys; c++) {
+                for (int i = 0; i < sizes[c]; i++) {
+                    out.putLong(counts[c][i]);
+                }
+            }
+        }
+    }
+
+    /** An open-addressing map from int64 keys to codes (-1: absent). */
+    static final class LongIntMap {
+        private long[] keys;
+        private int[] values;
+        private boolean[] used;
+        private int size;
+
+        LongIntMap(int capacity) {
+            int n = Integer.highestOneBit(Math.max(16, capacity) * 2);
+            keys = new long[n];
+            values = new int[n];
+            used = new boolean[n];
+        }
+
+        private static int mix(long key) {
+            long h = key * 0x9E3779B97F4A7C15L;
+            return (int) (h ^ (h >>> 32));
+        }
+
+        int get(long key) {
+            int mask = keys.length - 1;
+            for (int i = mix(key) & mask; used[i]; i = (i + 1) & mask) {
+                if (keys[i] == key) {
+                    return values[i];
+                }
+            }
+            return -1;
+        }
+
+        void put(long key, int value) {
+            if (2 * (size + 1) > keys.length) {
+                rehash();
+            }
+            int mask = keys.length - 1;
+            int i = mix(key) & mask;
+            while (used[i] && keys[i] != key) {
+                i = (i + 1) & mask;
+            }
+            if (!used[i]) {
+                size++;
+            }
+            used[i] = true;
+            keys[i] = key;
+            values[i] = value;
+        }
+
+        private void rehash() {
+            long[] oldKeys = keys;
+            int[] oldValues = values;
+            boolean[] oldUsed = used;
+            keys = new long[oldKeys.length * 2];
+            values = new int[keys.length];
+            used = new boolean[keys.length];
+            size = 0;
+            for (int i = 0; i < oldKeys.length; i++) {
+                if (oldUsed[i]) {
+                    put(oldKeys[i], oldValues[i]);
+                }
+            }
+        }
+    }
+}

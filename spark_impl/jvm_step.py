@@ -1,0 +1,207 @@
+"""The typed tumbling-count step on the JVM, inside one Spark task, beside the Python one.
+
+:func:`windtunnel.spark_impl.fast_tumbling.tumbling_counts` needs the micro-batch's rows in
+Python: collecting 300k rows to the driver (``toArrow``) costs more than stock Spark's whole
+micro-batch. ``spark_impl/jvm/TumblingCounts.java`` runs the same rules where Spark reads
+the rows: one task (``coalesce(1)``, no shuffle) over Spark's internal rows, with the key
+clocks and open windows of the previous state version passed in and only the results
+(drops, emissions, the new state) sent back to the driver as one byte array. This module
+packs the state, calls the class and turns its answer into the same output rows
+(:func:`fast_tumbling._late_rows`, :func:`fast_frames.emission_frame`) and the same
+:class:`~windtunnel.spark_impl.fast_state.FastState` as the Python step, so micro-batches
+may switch between the two; tests/spark_impl/test_jvm_step.py checks that on random streams.
+
+The class ships compiled in ``spark_impl/jvm/windtunnel-jvm.jar`` (``tools/build_jar.py``);
+:func:`load` adds the jar to the running SparkContext (``addJar``: executors fetch it) and
+loads the class in the driver through its own class loader. It is used when the session has
+a JVM in this process (local and ``spark://`` sessions, not Spark Connect clients) and the
+jar loads; otherwise, and for micro-batches with a null or an out-of-range time (the task
+says so), the Python step runs.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from windtunnel.spark_impl.fast_frames import NONE, TIME_LIMIT_MS, _key_code, emission_frame
+from windtunnel.spark_impl.fast_state import FastState
+from windtunnel.spark_impl.fast_tumbling import _late_rows, covers
+
+JAR = Path(__file__).resolve().parent / "jvm" / "windtunnel-jvm.jar"
+CLASS_NAME = "windtunnel.jvm.TumblingCounts"
+
+OK, HAS_NULL, OUT_OF_RANGE, NO_ROWS = 0, 1, 2, 3
+"""The task's status word: rows follow; a null field; a time beyond the limit; no rows."""
+
+
+class Fallback(Exception):
+    """The JVM step declined the micro-batch (a null field or an out-of-range time): run the
+    Python step on it, which handles both."""
+
+
+@dataclass(frozen=True, slots=True)
+class JvmStep:
+    """The loaded ``TumblingCounts.run`` method of one SparkContext."""
+
+    method: Any
+    gateway: Any
+
+    def call(self, jdf: Any, payload: bytes) -> bytes:
+        """``TumblingCounts.run(jdf, payload)``: the task's answer."""
+        jvm = self.gateway.jvm
+        args = self.gateway.new_array(jvm.java.lang.Object, 2)
+        args[0] = jdf
+        args[1] = bytearray(payload)
+        answer: bytes = self.method.invoke(None, args)
+        return bytes(answer)
+
+
+_loaded: dict[str, JvmStep | None] = {}
+_lock = threading.Lock()
+
+
+def load(spark: Any) -> JvmStep | None:
+    """The JVM step for ``spark``'s SparkContext, loaded once per application, or None: a
+    Spark Connect session (no JVM here), no jar, or a JVM that cannot load it."""
+    try:
+        context = spark.sparkContext
+        app = context.applicationId
+        gateway = context._gateway
+    except Exception:  # Spark Connect: no SparkContext in this process
+        return None
+    with _lock:
+        if app not in _loaded:
+            _loaded[app] = _load(context, gateway)
+        return _loaded[app]
+
+
+def _load(context: Any, gateway: Any) -> JvmStep | None:
+    if not JAR.is_file():
+        return None
+    try:
+        jvm = gateway.jvm
+        urls = gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = jvm.java.io.File(str(JAR)).toURI().toURL()
+        parent = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        loader = jvm.java.net.URLClassLoader(urls, parent)
+        cls = jvm.java.lang.Class.forName(CLASS_NAME, True, loader)
+        types = gateway.new_array(jvm.java.lang.Class, 2)
+        types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.Dataset")
+        types[1] = jvm.java.lang.Class.forName("[B")
+        method = cls.getMethod("run", types)
+        context._jsc.sc().addJar(str(JAR))  # executors fetch it
+    except Exception:  # another Spark build: the Python step serves
+        return None
+    return JvmStep(method, gateway)
+
+
+def applies(step: Any) -> bool:
+    """True when the JVM step runs ``step``'s query (as :func:`fast_tumbling.covers`)."""
+    return covers(step)
+
+
+def tumbling_counts_jvm(
+    jvm: JvmStep, step: Any, state: FastState, jdf: Any, has_arrival: bool, has_key: bool
+) -> pd.DataFrame | None:
+    """The output rows of one micro-batch (``jdf``: int64 columns seq, arrival if
+    ``has_arrival``, event time, key if ``has_key``) as :func:`fast_tumbling.tumbling_counts`
+    gives them, ``state`` updated in place; None without rows. Raises :class:`Fallback`
+    when the task finds a null field or a time at or beyond +-2^61 ms (after the unit)."""
+    if state.ended:
+        return None
+    answer = jvm.call(jdf, _request(step, state, has_arrival, has_key))
+    longs = np.frombuffer(answer, dtype=">i8").astype(np.int64)
+    status = int(longs[0])
+    if status == NO_ROWS:
+        return None
+    if status != OK:
+        raise Fallback(status)
+    return _apply(step, state, longs, has_key)
+
+
+def _request(step: Any, state: FastState, has_arrival: bool, has_key: bool) -> bytes:
+    unit = int(step.time_unit_ms)
+    # a null key (from a micro-batch the Python step ran) keeps its code but matches nothing
+    null = np.fromiter((bool(k) and k[0] is None for k in state.keys), bool, len(state.keys))
+    keys = np.fromiter((k[0] if k and k[0] is not None else 0 for k in state.keys), np.int64, len(state.keys))
+    head = [
+        int(NONE), unit, int(step.size_ms), int(step.span_ms), int(has_arrival), int(has_key),
+        int(state.wall_ms), int(state.after_seq is not None),
+        int(state.after_seq) if state.after_seq is not None else 0, TIME_LIMIT_MS // unit,
+        len(keys),
+    ]
+    parts = [
+        struct.pack(f">{len(head)}q", *head),
+        keys.astype(">i8").tobytes(),
+        null.astype(">i8").tobytes(),
+        np.asarray(state.clock, np.int64).astype(">i8").tobytes(),
+        struct.pack(">q", len(state.win_key)),
+        np.asarray(state.win_key, np.int64).astype(">i8").tobytes(),
+        np.asarray(state.win_start, np.int64).astype(">i8").tobytes(),
+        np.asarray(state.win_count, np.int64).astype(">i8").tobytes(),
+    ]
+    return b"".join(parts)
+
+
+class _Reader:
+    """Consecutive int64 values and arrays of the task's answer."""
+
+    def __init__(self, longs: np.ndarray) -> None:
+        self.longs = longs
+        self.at = 1
+
+    def one(self) -> int:
+        value = int(self.longs[self.at])
+        self.at += 1
+        return value
+
+    def many(self, n: int) -> np.ndarray:
+        values = self.longs[self.at : self.at + n]
+        self.at += n
+        return values
+
+
+def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pd.DataFrame | None:
+    read = _Reader(longs)
+    state.wall_ms = read.one()
+    state.after_seq = read.one()
+    n_new = read.one()
+    new_keys, new_first = read.many(n_new), read.many(n_new)
+    lookup: dict[Any, int] = {}  # the keys are new: the task looked the old ones up
+    added: list[int] = []
+    for value, first in zip(new_keys.tolist(), new_first.tolist(), strict=True):
+        _key_code(state, lookup, (value,) if has_key else (), first, added)
+    state.first_seq = np.concatenate([state.first_seq, np.asarray(added, np.int64)])
+    state.clock = read.many(read.one()).copy()
+    n_drops = read.one()
+    d_seq, d_time, d_start, d_clock, d_code = (read.many(n_drops) for _ in range(5))
+    n_emit = read.one()
+    e_code, e_start, e_count, e_seq, e_wall, e_index = (read.many(n_emit) for _ in range(6))
+    n_open = read.one()
+    state.win_key, state.win_start, state.win_count = (read.many(n_open).copy() for _ in range(3))
+    state.win_states = None
+    out: list[pd.DataFrame] = []
+    if n_drops:
+        groups = np.asarray(state.groups, dtype=object)[d_code]
+        out.append(_late_rows(d_seq, d_time, d_start, d_clock, groups, step.size_ms, step.offset_ms))
+    if n_emit:
+        out.append(
+            emission_frame(
+                state, e_code, e_start, e_count, None, "close", e_seq, e_wall, 2 * e_seq + 1,
+                e_index, partial=False, size_ms=step.size_ms, aggregator=step.aggregator,
+                aggregations=step.aggregations,
+            )
+        )
+    if not out:
+        return None
+    return out[0] if len(out) == 1 else pd.concat(out, ignore_index=True)
+
+
+__all__ = ["CLASS_NAME", "JAR", "Fallback", "JvmStep", "applies", "load", "tumbling_counts_jvm"]

@@ -1,0 +1,182 @@
+"""The JVM tumbling-count step (spark_impl/jvm_step.py, spark_impl/jvm/TumblingCounts.java)
+against the Python typed step (spark_impl/fast_tumbling.py).
+
+Random tumbling count queries over integer-keyed streams with disorder are cut into random
+micro-batches; each micro-batch becomes a DataFrame spread over three partitions in any
+row order, and the JVM step (one Spark task) must write the same rows in the same order
+and leave the same state as :func:`tumbling_counts` on the same rows.
+"""
+
+from __future__ import annotations
+
+import random
+import zipfile
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
+from windtunnel.spark_impl.fast import FastStep
+from windtunnel.spark_impl.fast_state import FastState, dump_state, load_state
+
+from .test_fast_tumbling import (
+    Stream,
+    int_streams,
+    micro_batches,
+    same_rows,
+    state_of,
+    tumbling_queries,
+    typed_run,
+)
+
+COLUMNS = "c0 long, c1 long, c2 long, c3 long"
+
+
+def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = COLUMNS) -> Any:
+    """The rows as a DataFrame over three partitions (Spark keeps no row order)."""
+    return spark.createDataFrame(rows, schema).repartition(3)
+
+
+def jvm_run(spark: Any, step: FastStep, state: FastState, rows: Stream) -> Any:
+    from windtunnel.spark_impl import jvm_step
+
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    if step.query.group_by:
+        return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, True, True)
+    no_key = [r[:3] for r in rows]
+    df = frame(spark, no_key, "c0 long, c1 long, c2 long")
+    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, True, False)
+
+
+@pytest.mark.spark
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    tumbling_queries(),
+    int_streams(),
+    st.lists(st.integers(0, 60), max_size=3),
+    st.integers(0, 9),
+    st.sampled_from([1, 1000]),
+)
+def test_jvm_step_writes_the_python_steps_rows_and_state(
+    spark: Any, query_rules: tuple[Query, Rules], stream: Stream, cuts: list[int], seed: int, unit_ms: int
+) -> None:
+    query, rules = query_rules
+    step = FastStep(query, rules, time_unit_ms=unit_ms)
+    python, jvm = step.new_state(), step.new_state()
+    for batch in micro_batches(stream, cuts, seed):
+        want = typed_run(step, python, batch)
+        jvm = load_state(dump_state(jvm))  # as the state store hands it over
+        same_rows(want, jvm_run(spark, step, jvm, batch))
+        assert state_of(jvm) == state_of(python)
+    same_rows(step.finish(python), step.finish(jvm))
+
+
+@pytest.mark.spark
+def test_late_drop_and_close_on_the_jvm(spark: Any) -> None:
+    # key 1, tumbling 10 s, tolerance 0:
+    #   mb0: seq0 t=1s  -> [0,10s) open
+    #   mb1: seq1 t=12s -> clock 12s: [0,10s) closes here (after_seq 1), [10s,20s) opens
+    #        seq2 t=5s  -> late: [0,10s) closed at 10s, the clock is at 12s
+    query = Query(FixedWindows(10_000, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    state = step.new_state()
+    assert jvm_run(spark, step, state, [(0, 100, 1_000, 1)]) is None
+    out = jvm_run(spark, step, state, [(2, 300, 5_000, 1), (1, 200, 12_000, 1)])
+    records = out.astype(object).where(out.notna(), None).to_dict("records")
+    assert [(r["type"], r["seq"], r["after_seq"], r["wall_ms"]) for r in records] == [
+        ("drop", 2, None, None),
+        ("emit", None, 1, 200),
+    ]
+    assert records[1]["row"] == '{"n": 1}' and records[1]["group"] == "1"
+    assert state.win_start.tolist() == [10_000] and state.clock.tolist() == [12_000]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [(0, 0, None, 1)],  # a null time: the Python step reports it as a drop
+        [(0, 0, 5, None)],  # a null key: the group null
+        [(0, 0, 2**61, 1)],  # beyond the range: the Python step raises InvalidStream
+    ],
+)
+def test_nulls_and_out_of_range_times_go_back_to_the_python_step(spark: Any, rows: list[tuple[Any, ...]]) -> None:
+    from windtunnel.spark_impl import jvm_step
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    state = step.new_state()
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    with pytest.raises(jvm_step.Fallback):
+        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, True, True)
+    assert state_of(state) == state_of(step.new_state())  # untouched
+
+
+@pytest.mark.spark
+def test_an_empty_micro_batch_writes_nothing(spark: Any) -> None:
+    from windtunnel.spark_impl import jvm_step
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    state = step.new_state()
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    assert jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [])._jdf, True, True) is None
+    assert state.after_seq is None
+
+
+@pytest.mark.spark
+def test_many_keys_and_windows_grow_the_tables(spark: Any) -> None:
+    # 5000 keys (the task's tables start at 16 and double), about 7 windows a key open at
+    # once (a key's window list starts at 4)
+    rng = random.Random(3)
+    rows: Stream = [(s, s, rng.randrange(300_000), rng.randrange(5_000)) for s in range(40_000)]
+    query = Query(FixedWindows(10_000, on="ts", tolerance_ms=400_000), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    python, jvm = step.new_state(), step.new_state()
+    for batch in (rows[:15_000], rows[15_000:]):
+        same_rows(typed_run(step, python, batch), jvm_run(spark, step, jvm, batch))
+        assert state_of(jvm) == state_of(python)
+    assert len(python.keys) == 5_000 and len(python.win_key) > 6 * 5_000
+
+
+def test_the_shipped_jar_is_built_from_the_sources_beside_it() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    try:
+        import build_jar
+    finally:
+        sys.path.pop(0)
+    from windtunnel.spark_impl.jvm_step import CLASS_NAME, JAR
+
+    with zipfile.ZipFile(JAR) as jar:
+        digest = jar.read(build_jar.DIGEST_ENTRY).decode().strip()
+        names = set(jar.namelist())
+    assert digest == build_jar.source_digest(), "a Java source changed: run python tools/build_jar.py"
+    assert CLASS_NAME.replace(".", "/") + ".class" in names
+
+
+def test_state_arrays_round_trip_through_the_wire_format() -> None:
+    from windtunnel.spark_impl.jvm_step import _request
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules(close_at="passes"), time_unit_ms=1000)
+    state = step.new_state()
+    typed_run(step, state, [(0, 5, 1, 7), (1, 6, 2, -3)])
+    longs = np.frombuffer(_request(step, state, True, True), ">i8").tolist()
+    none, unit, size, span, arrival, key, wall, has_after, after, limit, n = longs[:11]
+    assert (unit, size, span, arrival, key, wall, has_after, after, limit, n) == (
+        1000, 10, 11, 1, 1, 6, 1, 1, 2**61 // 1000, 2,
+    )
+    assert none == np.iinfo(np.int64).min
+    assert longs[11:13] == [7, -3]  # keys by code
+    assert longs[13:15] == [0, 0]  # no null key
+    assert longs[15:17] == state.clock.tolist()

@@ -1,0 +1,86 @@
+"""Build spark_impl/jvm/windtunnel-jvm.jar from the Java sources beside it.
+
+The jar ships in the wheel, so users need a Java runtime (Spark's) but no compiler. It is
+compiled with ``javac --release 17`` against the installed PySpark's jars and written with
+fixed timestamps, so the same sources and javac give the same bytes. Beside the classes it
+holds ``windtunnel/jvm/SOURCE.sha256`` (the sources' digest: tests/spark_impl/test_jvm_jar.py
+fails when a source changed without a rebuild) and ``windtunnel/jvm/JAVAC`` (the compiler's
+version).
+
+Run: python tools/build_jar.py [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+JVM_DIR = ROOT / "spark_impl" / "jvm"
+JAR_NAME = "windtunnel-jvm.jar"
+DIGEST_ENTRY = "windtunnel/jvm/SOURCE.sha256"
+JAVAC_ENTRY = "windtunnel/jvm/JAVAC"
+FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def sources(directory: Path = JVM_DIR) -> list[Path]:
+    """The Java sources, sorted by name."""
+    return sorted(directory.glob("*.java"))
+
+
+def source_digest(directory: Path = JVM_DIR) -> str:
+    """sha256 over the sources' names and bytes."""
+    digest = hashlib.sha256()
+    for path in sources(directory):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def javac_version() -> str:
+    result = subprocess.run(["javac", "-version"], capture_output=True, text=True, check=True)
+    return (result.stdout or result.stderr).strip()
+
+
+def classpath() -> str:
+    import pyspark
+
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+    return ":".join(str(jar) for jar in jars)
+
+
+def build(out: Path) -> None:
+    """Compile the sources and write the jar to ``out``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        classes = Path(tmp)
+        subprocess.run(
+            ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath(),
+             *map(str, sources())],
+            check=True,
+        )
+        entries = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
+        entries[DIGEST_ENTRY] = (source_digest() + "\n").encode()
+        entries[JAVAC_ENTRY] = (javac_version() + "\n").encode()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as jar:
+            manifest = zipfile.ZipInfo("META-INF/MANIFEST.MF", FIXED_TIME)
+            jar.writestr(manifest, "Manifest-Version: 1.0\r\n\r\n")
+            for name in sorted(entries):
+                jar.writestr(zipfile.ZipInfo(name, FIXED_TIME), entries[name], zipfile.ZIP_DEFLATED)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=JVM_DIR / JAR_NAME)
+    args = parser.parse_args()
+    build(args.out)
+    print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
