@@ -21,6 +21,7 @@ Outputs are built in stream order; at one event its key's closes come in time or
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,6 @@ def session_chunk(
     first_seq: int,
     wall_ms: int,
     rows: Rows,
-    event_at: Callable[[int], Any],
 ) -> Iterator[Output] | None:
     """Advance the keys (``_Key`` objects of ``session_fast``) by a chunk of plain events
     (key codes and times, in stream order) and return its outputs, built as consumed; None
@@ -203,12 +203,15 @@ def session_chunk(
             key.last = last
     pending = np.flatnonzero(~released)  # never an open session: it was released
     if len(pending):
+        source = by[pending]
         index = kept_index(pending)
-        positions = np.where(index >= 0, order[np.maximum(index, 0)], -1)
-        entries = [
-            old_entries[source - n_pseudo] if source < n_old else (t, first_seq + position, event_at(position).payload)
-            for t, source, position in zip(s_t[pending].tolist(), by[pending].tolist(), positions.tolist(), strict=True)
-        ]
+        old_seqs = np.array([entry[1] for entry in old_entries], dtype=np.int64)
+        seqs = np.where(
+            index >= 0, order[np.maximum(index, 0)] + first_seq,
+            old_seqs[np.clip(source - n_pseudo, 0, max(len(old_entries) - 1, 0))] if len(old_entries) else 0,
+        )
+        # count-only: a buffered entry needs no payload
+        entries = list(zip(s_t[pending].tolist(), seqs.tolist(), repeat(None)))
         ranks = s_rank[pending]  # ascending: S is sorted by key
         bounds = np.flatnonzero(np.r_[True, ranks[1:] != ranks[:-1], True]).tolist()
         for rank, low_i, high_i in zip(ranks[bounds[:-1]].tolist(), bounds[:-1], bounds[1:], strict=True):
@@ -222,7 +225,7 @@ def session_chunk(
     out_pos = np.concatenate((close_pos, late_pos))
     out_tie = np.concatenate((closed, np.zeros(len(late_at), dtype=np.intp)))
     out_item = np.concatenate((np.arange(len(closed), dtype=np.intp), -1 - np.arange(len(late_at), dtype=np.intp)))
-    sequence = np.lexsort((out_tie, out_pos))
+    sequence = np.argsort(out_pos.astype(np.int64) * (groups + 1) + out_tie, kind="stable")  # by position, then tie
     values = [key.value for key in keys]
     return _outputs(
         (out_pos[sequence] + first_seq).tolist(),

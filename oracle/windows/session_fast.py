@@ -66,13 +66,18 @@ def eligible(query: Query, rules: Rules, profile: str) -> bool:
     )
 
 
-def _order(entry: tuple[int, int, Mapping[str, Any]]) -> tuple[int, int]:
+_Entry = tuple[int, int, Mapping[str, Any] | None]
+"""A buffered event: time, seq and payload (None in a count-only run's columnar path)."""
+
+
+def _order(entry: _Entry) -> tuple[int, int]:
     """A buffered event's release order: time, then stream order."""
     return entry[0], entry[1]
 
 
 class _Key:
-    """A key's clock, reorder buffer ``(t, seq, payload)`` sorted by (t, seq), the last
+    """A key's clock, reorder buffer ``(t, seq, payload)`` sorted by (t, seq) (the columnar
+    path, count-only, buffers None for the payload), the last
     released time, and the open session: first, last and its state (None: no session)."""
 
     __slots__ = ("buffer", "clock", "first", "index", "last", "live", "released", "state", "value")
@@ -82,7 +87,7 @@ class _Key:
         self.value = value
         self.live = False  # True from the first event with a usable time
         self.clock: int | None = None
-        self.buffer: list[tuple[int, int, Mapping[str, Any]]] = []
+        self.buffer: list[_Entry] = []
         self.released: int | None = None
         self.first = 0
         self.last = 0
@@ -150,7 +155,7 @@ def fast_outputs(
             if count_only:
                 key.state += 1
             else:
-                add(key.state, payload)
+                add(key.state, payload)  # type: ignore[arg-type]  # not count-only: a payload
             key.last = t  # (inlined in the event loop below: keep the two alike)
         if taken:
             key.released = buffer[taken - 1][0]
@@ -288,9 +293,9 @@ def fast_outputs(
                 key.clock = clock = t
             buffer = key.buffer
             cutoff = clock - tolerance
-            entry = (t, seq, payload)
+            entry: _Entry = (t, seq, payload)
             if not buffer and t <= cutoff:  # straight through the buffer (in order, no tolerance)
-                due: Sequence[tuple[int, int, Mapping[str, Any]]] = (entry,)
+                due: Sequence[_Entry] = (entry,)
             else:
                 if not buffer or t >= buffer[-1][0]:  # in order: ties keep stream order
                     buffer.append(entry)
@@ -314,7 +319,7 @@ def fast_outputs(
                     if count_only:
                         key.state = state + 1
                     else:
-                        add(state, entry[2])
+                        add(state, entry[2])  # type: ignore[arg-type]  # not count-only: a payload
                     key.last = u
                 key.released = due[taken - 1][0]
                 if due is buffer:
@@ -364,7 +369,7 @@ def fast_outputs(
             times *= time_unit_ms
         outputs = session_chunk(
             table.objects, codes, times, floor=floor, tolerance=tolerance, reach=reach,
-            span=span, first_seq=next_seq, wall_ms=wall, rows=chunk_rows, event_at=chunk.at,
+            span=span, first_seq=next_seq, wall_ms=wall, rows=chunk_rows,
         )
         if outputs is not None:
             next_seq += len(codes)
