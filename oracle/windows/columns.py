@@ -12,7 +12,9 @@ tests/oracle/test_columns.py checks the equality).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from itertools import islice
 from operator import attrgetter
 from typing import Any, cast
@@ -209,6 +211,22 @@ def arrivals(events: Sequence[Event], wall_ms: int) -> tuple[bool, list[int] | N
     return True, ats
 
 
+@lru_cache(maxsize=8)
+def _uint16s(n: int) -> struct.Struct:
+    return struct.Struct(f"={n}H")
+
+
+def int_array(values: list[int]) -> npt.NDArray[np.intp]:
+    """``values`` as an array: small non-negative ints (key codes below 65,536, the common
+    case) are packed by :mod:`struct` in one C call, about twice as fast as
+    ``np.fromiter``."""
+    try:
+        packed = _uint16s(len(values)).pack(*values)
+    except struct.error:  # a value out of range
+        return np.fromiter(values, dtype=np.intp, count=len(values))
+    return np.frombuffer(packed, dtype=np.uint16).astype(np.intp)
+
+
 class _NotPlain(Exception):
     """Raised inside a one-pass comprehension at the first item it cannot take."""
 
@@ -283,7 +301,7 @@ class KeyTable:
                     code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
-            codes = np.fromiter(found, dtype=np.intp, count=len(found))
+            codes = int_array(found)
             if field is None:
                 codes += code_of[()]
         except (KeyError, TypeError, _NotPlain):  # a new key, no key or other field, an unhashable key

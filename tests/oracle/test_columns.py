@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from windtunnel.oracle.model.results import Drop, Emission, WindowRef
 from windtunnel.oracle.model.stream import End, Event, Item
-from windtunnel.oracle.windows.columns import Chunk, chunks, drop, emission, event_runs, window_ref
+from windtunnel.oracle.windows.columns import (
+    Chunk,
+    chunks,
+    drop,
+    emission,
+    event_runs,
+    int_array,
+    window_ref,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,3 +68,12 @@ def test_event_runs_split_at_other_items() -> None:
     items: list[Item] = [Event(0, {}), Event(1, {}), End(), Event(2, {})]
     assert event_runs(items) == [(0, 2, True), (2, 3, False), (3, 4, True)]
     assert event_runs(items[:2]) == [(0, 2, True)]
+
+
+@pytest.mark.parametrize(
+    "values", [[], [0], [3, 1, 2], [0, 65_535], [65_536, 1], [-1, 4], [2**40, 0], [True, 5]],
+    ids=["empty", "zero", "small", "uint16 max", "past uint16", "negative", "large", "bool"],
+)
+def test_int_array_holds_the_values_exactly(values: list[int]) -> None:
+    array = int_array(values)
+    assert array.dtype == np.intp and array.tolist() == [int(v) for v in values]
