@@ -222,10 +222,15 @@ def session_chunk(
     close_pos = order[close_at[closed]]
     late_at = np.flatnonzero(late)
     late_pos = order[late_at]
-    out_pos = np.concatenate((close_pos, late_pos))
-    out_tie = np.concatenate((closed, np.zeros(len(late_at), dtype=np.intp)))
-    out_item = np.concatenate((np.arange(len(closed), dtype=np.intp), -1 - np.arange(len(late_at), dtype=np.intp)))
-    sequence = np.argsort(out_pos.astype(np.int64) * (groups + 1) + out_tie, kind="stable")  # by position, then tie
+    # in order of (position, tie, then closes before lates): the tie is the closed group's
+    # index, 0 for a late event; listed by (tie, that order), a stable sort by position does it
+    zero = 1 if len(closed) and closed[0] == 0 else 0
+    out_pos = np.concatenate((close_pos[:zero], late_pos, close_pos[zero:]))
+    out_item = np.concatenate((
+        np.arange(zero, dtype=np.intp), -1 - np.arange(len(late_at), dtype=np.intp),
+        np.arange(zero, len(closed), dtype=np.intp),
+    ))
+    sequence = np.argsort(out_pos.astype(np.uint16) if n <= 65_536 else out_pos, kind="stable")
     values = [key.value for key in keys]
     return _outputs(
         (out_pos[sequence] + first_seq).tolist(),
