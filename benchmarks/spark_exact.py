@@ -8,8 +8,12 @@ files (columns seq, arrival_ms, ts, k) and read as a stream with ``maxFilesPerTr
 - stock: ``withWatermark(time, "0 seconds")`` + ``groupBy(window(time, "1 minute"), k).count()``,
   append mode (Spark's global, per-micro-batch watermark; no flush at the end);
 - exact: ``apply_window`` (the default profile, per-key clocks, late drops reported as rows);
-- batch: the exact fast path (``spark_impl/batch_exact.py``: ``foreachBatch``, the vectorised
-  step on the driver, state versioned by micro-batch id), writing its rows as Parquet files.
+- batch: the exact fast path (``spark_impl/batch_exact.py``: ``foreachBatch``, state
+  versioned by micro-batch id) as it is picked for this query: the JVM step
+  (``spark_impl/jvm_step.py``: the window logic in one Spark task over Spark's internal rows,
+  only its results sent to the driver), writing its rows as Parquet files;
+- batch/python: the same with the Python step (the rows' int64 columns collected to the
+  driver with ``toArrow``, the numpy step there), as on Spark Connect.
 
 Both write to the ``noop`` sink with ``trigger(availableNow=True)`` in the same local[2]
 session; each is timed from query start to termination and the best of ``--repeat`` runs is
@@ -26,7 +30,7 @@ and does nothing else. No window logic can make the operator faster than its flo
 ``floor/stock`` bounds what any processor on this pipeline can reach. ``--api-floors`` also
 times the floor of each API tried for the fast path, on the same input, each a
 ``foreachBatch`` function that does no window logic: ``fb/noop`` (reads the micro-batch into
-the ``noop`` sink), ``fb/toArrow`` (the general fast step's pipeline and floor: the operator's
+the ``noop`` sink), ``fb/coalesce(1)`` (the same in one task: the JVM step's floor), ``fb/toArrow`` (the general fast step's pipeline and floor: the operator's
 input rows collected to the driver), ``fb/toArrow(int64)`` (the typed tumbling path's floor:
 the four stream columns collected as int64), ``fb/sql-window`` (the window logic in Spark
 SQL, its first piece only: each key's running clock by a window function, into ``noop``),
@@ -141,17 +145,18 @@ def floor_query(spark: Any, directory: Path) -> Any:
     )
 
 
-def batch_run(spark: Any, directory: Path) -> Timing:
-    """The fast path over the stream (output as Parquet files in a temporary directory)."""
-    return batch_run_in(spark, directory, Path(tempfile.mkdtemp(prefix="spark-bench-batch-")))
+def batch_run(spark: Any, directory: Path, jvm: bool = True) -> Timing:
+    """The fast path over the stream (output as Parquet files in a temporary directory);
+    ``jvm`` False: the Python step."""
+    return batch_run_in(spark, directory, Path(tempfile.mkdtemp(prefix="spark-bench-batch-")), jvm)
 
 
-def batch_run_in(spark: Any, directory: Path, root: Path) -> Timing:
+def batch_run_in(spark: Any, directory: Path, root: Path, jvm: bool = True) -> Timing:
     """The fast path over the stream, output files in ``root/out``, checkpoint ``root/ckpt``."""
     from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput, start, state_dir_of
 
     checkpoint = str(root / "ckpt")
-    batches = ExactBatches(QUERY, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint))
+    batches = ExactBatches(QUERY, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint), jvm=jvm)
     return timed(lambda: start(source(spark, directory), batches, checkpoint))
 
 
@@ -179,6 +184,8 @@ def api_floor(spark: Any, directory: Path, api: str) -> Timing:
         bucketed = df.withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(4)))
         if api == "fb/noop":
             df.write.format("noop").mode("append").save()
+        elif api == "fb/coalesce(1)":
+            df.coalesce(1).write.format("noop").mode("append").save()
         elif api == "fb/toArrow":
             exact.rows(df)
         elif api == "fb/toArrow(int64)":
@@ -209,6 +216,7 @@ def api_floor(spark: Any, directory: Path, api: str) -> Timing:
 
 API_FLOORS = (
     "fb/noop",
+    "fb/coalesce(1)",
     "fb/toArrow",
     "fb/toArrow(int64)",
     "fb/sql-window",
@@ -271,11 +279,13 @@ def check(spark: Any, table: pa.Table, directory: Path) -> None:
     data = table.to_pydict()
     for seq, at, ts, k in zip(data["seq"], data["arrival_ms"], data["ts"], data["k"], strict=True):
         driver.feed(Event(seq, {"k": k, "ts": ts}, at), expected)
-    root = Path(tempfile.mkdtemp(prefix="spark-bench-check-"))
-    batch_run_in(spark, directory, root)
-    batch_rows = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(root / "out")).collect()]
+    sides = [("exact", rows)]
+    for side, jvm in (("batch", True), ("batch/python", False)):
+        root = Path(tempfile.mkdtemp(prefix="spark-bench-check-"))
+        batch_run_in(spark, directory, root, jvm)
+        sides.append((side, [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(root / "out")).collect()]))
     failed = False
-    for side, found in (("exact", rows), ("batch", batch_rows)):
+    for side, found in sides:
         problems = divergences(expected, outputs_in_order(found))
         print(f"check {side}: {len(found):,} output rows, {len(problems)} divergences from the oracle")
         if problems:
@@ -329,6 +339,7 @@ def main() -> None:
         stock(store, root / "warmup")
     run(exact_query(spark, root / "warmup"))
     batch_run(spark, root / "warmup")
+    batch_run(spark, root / "warmup", jvm=False)
     apis = API_FLOORS if args.api_floors else ()
     for api in apis:
         api_floor(spark, root / "warmup", api)
@@ -350,6 +361,7 @@ def main() -> None:
             keep(f"stock/{store}", stock(store, root / "data"))
         keep("exact", run(exact_query(spark, root / "data")))
         keep("batch", batch_run(spark, root / "data"))
+        keep("batch/python", batch_run(spark, root / "data", jvm=False))
         for api in apis:
             keep(api, api_floor(spark, root / "data", api))
         if args.floor:
@@ -365,7 +377,7 @@ def main() -> None:
             f"{label:26s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
             f"{batches[label]} micro-batches; steady {steady[label] / 1e6:6.3f}M ev/s)"
         )
-    sides = ["batch", "exact", *apis] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
+    sides = ["batch", "batch/python", "exact", *apis] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
     for side in sides:
         for store in stores:
             print(

@@ -38,11 +38,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.spark_impl.arrow_rows import OUTPUT_ARROW_SCHEMA
 from windtunnel.spark_impl.batch_state import BatchStateStore, Version
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast import eligible as fast_eligible
@@ -54,9 +56,11 @@ from windtunnel.spark_impl.fast_frames import (
     typed_key_null,
 )
 from windtunnel.spark_impl.fast_tumbling import covers, tumbling_counts
-from windtunnel.spark_impl.schema import EVENT, INT_OUTPUT_COLUMNS, OUTPUT_COLUMNS, OUTPUT_DDL
+from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, OUTPUT_DDL
 
 FILE_FORMATS = ("json", "parquet")
+Rows = pd.DataFrame | pa.Table
+"""A micro-batch's output rows: a pandas frame (general step) or an Arrow table (typed steps)."""
 STATE_DIR = "windtunnel-batch-state"
 """The state versions' directory inside the query's checkpoint directory."""
 
@@ -86,7 +90,7 @@ class FileOutput:
     def file(self, name: str) -> Path:
         return Path(self.path) / f"part-{name}-windtunnel.{self.fmt}"
 
-    def __call__(self, out: pd.DataFrame, name: str, spark: Any) -> None:
+    def __call__(self, out: Rows, name: str, spark: Any) -> None:
         target = self.file(name)
         if not len(out):
             target.unlink(missing_ok=True)
@@ -94,7 +98,8 @@ class FileOutput:
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.tmp")
         if self.fmt == "json":
-            temporary.write_text("".join(json_line(r) for r in out.to_dict("records")))
+            records = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
+            temporary.write_text("".join(json_line(r) for r in records))
         else:
             import pyarrow.parquet as pq
 
@@ -109,7 +114,7 @@ class DataFrameOutput:
 
     function: Callable[[Any, str], None]
 
-    def __call__(self, out: pd.DataFrame, name: str, spark: Any) -> None:
+    def __call__(self, out: Rows, name: str, spark: Any) -> None:
         self.function(spark.createDataFrame(arrow_table(out).to_pandas(), OUTPUT_DDL), name)
 
 
@@ -126,18 +131,11 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def arrow_table(out: pd.DataFrame) -> Any:
+def arrow_table(out: Rows) -> pa.Table:
     """Output rows as an Arrow table with the operator's column types."""
-    import pyarrow as pa
-
-    fields = [
-        pa.field(
-            name,
-            pa.int64() if name in INT_OUTPUT_COLUMNS else pa.bool_() if name == "partial" else pa.string(),
-        )
-        for name in OUTPUT_COLUMNS
-    ]
-    return pa.Table.from_pandas(out[list(OUTPUT_COLUMNS)], schema=pa.schema(fields), preserve_index=False)
+    if isinstance(out, pa.Table):
+        return out
+    return pa.Table.from_pandas(out[list(OUTPUT_COLUMNS)], schema=OUTPUT_ARROW_SCHEMA, preserve_index=False)
 
 
 def output_for(kind: str, path: str | None, function: Callable[[Any, int], None] | None) -> Output:
@@ -277,7 +275,7 @@ class ExactBatches:
             return self.step_batch(self.complete(typed_frame(table), True), batch_id, spark)
         arrays = {name: table.column(name).to_numpy() for name in names}
 
-        def run(state: Any) -> pd.DataFrame | None:
+        def run(state: Any) -> Rows | None:
             return tumbling_counts(
                 self.step, state, arrays["seq"], arrays.get("arrival_ms"), arrays[TYPED_TIME],
                 arrays.get(typed_key(0)),
@@ -301,7 +299,7 @@ class ExactBatches:
         has_arrival = self.columns.arrival_ms is not None
         has_key = bool(self.query.group_by)
 
-        def run(state: Any) -> pd.DataFrame | None:
+        def run(state: Any) -> Rows | None:
             return jvm_step.tumbling_counts_jvm(step, self.step, state, typed._jdf, has_arrival, has_key)
 
         try:
@@ -315,7 +313,7 @@ class ExactBatches:
         frame: pd.DataFrame | None,
         batch_id: int,
         spark: Any,
-        run: Callable[[Any], pd.DataFrame | None] | None = None,
+        run: Callable[[Any], Rows | None] | None = None,
     ) -> int:
         """Micro-batch ``batch_id``'s rows through the step (``run(state)`` instead when
         given): state version ``batch_id - 1`` in, output written, version ``batch_id``

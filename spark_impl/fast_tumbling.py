@@ -16,7 +16,8 @@ step where the general step sorts or groups through pandas):
   ``s + size + offset``; that event gives ``after_seq``, ``wall_ms`` and the output step.
 
 It writes the same output rows in the same order as the general step (the drops in seq
-order, then the emissions by closing event and start), and leaves the same
+order, then the emissions by closing event and start; built as an Arrow table by
+:mod:`~windtunnel.spark_impl.arrow_rows`), and leaves the same
 :class:`~windtunnel.spark_impl.fast_state.FastState` behind, so micro-batches may switch
 between the two paths. tests/spark_impl/test_fast_tumbling.py checks both on random
 streams cut into random micro-batches.
@@ -28,18 +29,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from windtunnel.spark_impl import arrow_rows
 from windtunnel.spark_impl.fast import _ranks
-from windtunnel.spark_impl.fast_frames import (
-    NONE,
-    TIME_LIMIT_MS,
-    _empty_columns,
-    _key_code,
-    _out_of_range,
-    emission_frame,
-)
+from windtunnel.spark_impl.fast_frames import NONE, TIME_LIMIT_MS, _key_code, _out_of_range
 from windtunnel.spark_impl.fast_state import FastState
-from windtunnel.spark_impl.schema import OUTPUT_COLUMNS
 
 _PACKED_LIMIT = 2**62
 """Segment-packed values (segment index times spread plus value) must stay below this."""
@@ -58,8 +53,9 @@ def tumbling_counts(
     arrival: np.ndarray | None,
     times: np.ndarray,
     keys: np.ndarray | None,
-) -> pd.DataFrame | None:
-    """The output rows (schema.OUTPUT_COLUMNS) of one micro-batch of events, or None.
+) -> pa.Table | None:
+    """The output rows (:data:`arrow_rows.OUTPUT_ARROW_SCHEMA`) of one micro-batch of
+    events, or None.
 
     ``seq``, ``arrival`` (wall clock, epoch ms; None when the stream has none), ``times``
     (event time in the query's unit) and ``keys`` (the group_by field; None without one)
@@ -103,11 +99,16 @@ def tumbling_counts(
     size, span = step.size_ms, step.span_ms
     start = t - np.mod(t, size)
     late = (prev != NONE) & (start + span <= prev)
-    out: list[pd.DataFrame] = []
+    out: list[pa.Table] = []
+    group_texts = arrow_rows.group_texts(state.groups)
     if late.any():
         rows = np.flatnonzero(late)
-        groups = np.asarray(state.groups, dtype=object)[code[rows]]
-        out.append(_late_rows(seq[rows], t[rows], start[rows], prev[rows], groups, size, step.offset_ms))
+        out.append(
+            arrow_rows.late_table(
+                seq[rows], t[rows], start[rows], prev[rows], group_texts.take(code[rows]),
+                size_ms=size, offset_ms=step.offset_ms,
+            )
+        )
     kept = ~late
     # open windows: the carried ones and those this micro-batch delivers to
     win_key = np.concatenate([state.win_key, code[kept]])
@@ -139,11 +140,11 @@ def tumbling_counts(
         group_start[1:] = close_seq[1:] != close_seq[:-1]
         positions = np.arange(len(closing))
         emit_index = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
+        keys = key_of[closing]
         out.append(
-            emission_frame(
-                state, key_of[closing], start_of[closing], counts[closing], None,
-                "close", close_seq, close_wall, 2 * close_seq + 1, emit_index, partial=False,
-                size_ms=size, aggregator=step.aggregator, aggregations=step.aggregations,
+            arrow_rows.count_emission_table(
+                group_texts.take(keys), state.first_seq[keys], start_of[closing], counts[closing],
+                close_seq, close_wall, emit_index, size_ms=size, aggregations=step.aggregations,
             )
         )
     # carry: the keys' clocks, the windows left open (in the general step's order)
@@ -157,7 +158,7 @@ def tumbling_counts(
     state.win_states = None
     if not out:
         return None
-    return out[0] if len(out) == 1 else pd.concat(out, ignore_index=True)
+    return out[0] if len(out) == 1 else pa.concat_tables(out)
 
 
 def _codes(step: Any, state: FastState, seq: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
@@ -254,35 +255,3 @@ def _first_reaching(
     found = position < seg_end[which]
     result[np.flatnonzero(has)[found]] = position[found]
     return result
-
-
-def _late_rows(
-    seqs: np.ndarray,
-    times: np.ndarray,
-    starts: np.ndarray,
-    clocks: np.ndarray,
-    groups: np.ndarray,
-    size_ms: int,
-    offset_ms: int,
-) -> pd.DataFrame:
-    """Late drops of one window each: the general step's rows (fast_frames.late_frame)."""
-    ends = starts + size_ms
-    windows = [f'[{{"start_ms": {s}, "end_ms": {e}}}]' for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-    messages = [
-        f"event time {t} is late for window (first [{s}, {e})): "
-        f"it closed when the clock reached {e + offset_ms}; the clock is at {c}"
-        for t, s, e, c in zip(times.tolist(), starts.tolist(), ends.tolist(), clocks.tolist(), strict=True)
-    ]
-    n = len(seqs)
-    frame = _empty_columns(n)
-    frame["type"] = np.full(n, "drop", dtype=object)
-    frame["start_ms"] = pd.array(starts, dtype="Int64")
-    frame["end_ms"] = pd.array(ends, dtype="Int64")
-    frame["group"] = groups
-    frame["reason"] = np.full(n, "late", dtype=object)
-    frame["seq"] = pd.array(seqs, dtype="Int64")
-    frame["windows"] = np.array(windows, dtype=object)
-    frame["message"] = np.array(messages, dtype=object)
-    frame["step"] = pd.array(2 * seqs + 1, dtype="Int64")
-    frame["emit_index"] = pd.array(np.zeros(n, np.int64), dtype="Int64")
-    return pd.DataFrame(frame, columns=list(OUTPUT_COLUMNS))

@@ -7,7 +7,7 @@ the rows: one task (``coalesce(1)``, no shuffle) over Spark's internal rows, wit
 clocks and open windows of the previous state version passed in and only the results
 (drops, emissions, the new state) sent back to the driver as one byte array. This module
 packs the state, calls the class and turns its answer into the same output rows
-(:func:`fast_tumbling._late_rows`, :func:`fast_frames.emission_frame`) and the same
+(:mod:`~windtunnel.spark_impl.arrow_rows`) and the same
 :class:`~windtunnel.spark_impl.fast_state.FastState` as the Python step, so micro-batches
 may switch between the two; tests/spark_impl/test_jvm_step.py checks that on random streams.
 
@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
-from windtunnel.spark_impl.fast_frames import NONE, TIME_LIMIT_MS, _key_code, emission_frame
+from windtunnel.spark_impl import arrow_rows
+from windtunnel.spark_impl.fast_frames import NONE, TIME_LIMIT_MS, _key_code
 from windtunnel.spark_impl.fast_state import FastState
-from windtunnel.spark_impl.fast_tumbling import _late_rows, covers
+from windtunnel.spark_impl.fast_tumbling import covers
 
 JAR = Path(__file__).resolve().parent / "jvm" / "windtunnel-jvm.jar"
 CLASS_NAME = "windtunnel.jvm.TumblingCounts"
@@ -109,7 +110,7 @@ def applies(step: Any) -> bool:
 
 def tumbling_counts_jvm(
     jvm: JvmStep, step: Any, state: FastState, jdf: Any, has_arrival: bool, has_key: bool
-) -> pd.DataFrame | None:
+) -> pa.Table | None:
     """The output rows of one micro-batch (``jdf``: int64 columns seq, arrival if
     ``has_arrival``, event time, key if ``has_key``) as :func:`fast_tumbling.tumbling_counts`
     gives them, ``state`` updated in place; None without rows. Raises :class:`Fallback`
@@ -168,7 +169,7 @@ class _Reader:
         return values
 
 
-def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pd.DataFrame | None:
+def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pa.Table | None:
     read = _Reader(longs)
     state.wall_ms = read.one()
     state.after_seq = read.one()
@@ -187,21 +188,25 @@ def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pd.
     n_open = read.one()
     state.win_key, state.win_start, state.win_count = (read.many(n_open).copy() for _ in range(3))
     state.win_states = None
-    out: list[pd.DataFrame] = []
+    out: list[pa.Table] = []
+    group_texts = arrow_rows.group_texts(state.groups)
     if n_drops:
-        groups = np.asarray(state.groups, dtype=object)[d_code]
-        out.append(_late_rows(d_seq, d_time, d_start, d_clock, groups, step.size_ms, step.offset_ms))
+        out.append(
+            arrow_rows.late_table(
+                d_seq, d_time, d_start, d_clock, group_texts.take(d_code),
+                size_ms=step.size_ms, offset_ms=step.offset_ms,
+            )
+        )
     if n_emit:
         out.append(
-            emission_frame(
-                state, e_code, e_start, e_count, None, "close", e_seq, e_wall, 2 * e_seq + 1,
-                e_index, partial=False, size_ms=step.size_ms, aggregator=step.aggregator,
-                aggregations=step.aggregations,
+            arrow_rows.count_emission_table(
+                group_texts.take(e_code), state.first_seq[e_code], e_start, e_count, e_seq, e_wall,
+                e_index, size_ms=step.size_ms, aggregations=step.aggregations,
             )
         )
     if not out:
         return None
-    return out[0] if len(out) == 1 else pd.concat(out, ignore_index=True)
+    return out[0] if len(out) == 1 else pa.concat_tables(out)
 
 
 __all__ = ["CLASS_NAME", "JAR", "Fallback", "JvmStep", "applies", "load", "tumbling_counts_jvm"]

@@ -133,8 +133,8 @@ def test_equals_oracle_on_random_streams_and_micro_batches(
 ) -> None:
     from dataclasses import replace
 
-    # count only: the typed tumbling path (the JVM step in one Spark task, or int64 columns
-    # collected to the Python step); with window_start: the general step
+    # the typed tumbling path (the JVM step in one Spark task, or int64 columns collected to
+    # the Python step), with the count alone or with the window's start in the row
     query = Query(
         FixedWindows(size_ms, on="ts", tolerance_ms=tolerance_ms),
         group_by=("k",),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from windtunnel.oracle.model.errors import InvalidStream
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
+from windtunnel.spark_impl.arrow_rows import OUTPUT_ARROW_SCHEMA
 from windtunnel.spark_impl.batch_exact import ExactBatches
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast_frames import TYPED_TIME, TYPED_TIME_NULL, typed_key, typed_key_null
@@ -39,7 +41,15 @@ def tumbling_queries(draw: st.DrawFn) -> tuple[Query, Rules]:
     size = draw(st.sampled_from([1_000, 2_000, 10_000]) | st.integers(1, 5_000))
     tolerance = draw(st.sampled_from([0, 500, 1_000]) | st.integers(0, 3_000))
     group_by = draw(st.sampled_from([("k",), ()]))
-    counts = draw(st.sampled_from([(Aggregation("n", "count"),), (Aggregation("n", "count"), Aggregation("m", "count"))]))
+    counts = draw(
+        st.sampled_from(
+            [
+                (Aggregation("n", "count"),),
+                (Aggregation("n", "count"), Aggregation("m", "count")),
+                (Aggregation("ws", "window_start"), Aggregation("n", "count"), Aggregation("we", "window_end")),
+            ]
+        )
+    )
     rules = Rules(close_at=draw(st.sampled_from(["reaches", "passes", "max_timestamp"])))
     query = Query(FixedWindows(size, on="ts", tolerance_ms=tolerance), group_by=group_by, aggregate=counts)
     return query, rules
@@ -101,13 +111,27 @@ def micro_batches(stream: Stream, cuts: list[int], seed: int) -> list[Stream]:
     return out
 
 
-def same_rows(a: pd.DataFrame | None, b: pd.DataFrame | None) -> None:
+def records(rows: pd.DataFrame | pa.Table) -> list[dict[str, Any]]:
+    """Output rows as dicts, nulls as None (the general step writes pandas, the typed
+    steps Arrow)."""
+    if isinstance(rows, pa.Table):
+        assert rows.schema == OUTPUT_ARROW_SCHEMA
+        return rows.to_pylist()
+    return [
+        {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+        for r in rows.astype(object).where(rows.notna(), None).to_dict("records")
+    ]
+
+
+def same_rows(a: pd.DataFrame | pa.Table | None, b: pd.DataFrame | pa.Table | None) -> None:
     if a is None or b is None:
         assert a is None and b is None, (a, b)
         return
-    left = a.astype(object).where(a.notna(), None).to_dict("records")
-    right = b.astype(object).where(b.notna(), None).to_dict("records")
-    assert left == right
+    left, right = records(a), records(b)
+    assert [sorted(r.items()) for r in left] == [sorted(r.items()) for r in right]
+    assert [[type(v) for _, v in sorted(r.items())] for r in left] == [
+        [type(v) for _, v in sorted(r.items())] for r in right
+    ]
 
 
 def state_of(state: FastState) -> dict[str, Any]:
@@ -152,16 +176,16 @@ def test_late_event_and_closing_across_micro_batches() -> None:
     assert typed_run(step, state, [(0, 100, 1_000, 1)]) is None
     out = typed_run(step, state, [(2, 300, 5_000, 1), (1, 200, 12_000, 1)])
     assert out is not None
-    records = out.astype(object).where(out.notna(), None).to_dict("records")
-    assert [(r["type"], r["seq"], r["after_seq"], r["wall_ms"]) for r in records] == [
+    rows = records(out)
+    assert [(r["type"], r["seq"], r["after_seq"], r["wall_ms"]) for r in rows] == [
         ("drop", 2, None, None),
         ("emit", None, 1, 200),
     ]
-    assert records[0]["message"] == (
+    assert rows[0]["message"] == (
         "event time 5000 is late for window (first [0, 10000)): "
         "it closed when the clock reached 10000; the clock is at 12000"
     )
-    assert records[1]["row"] == '{"n": 1}' and records[1]["group"] == "1"
+    assert rows[1]["row"] == '{"n": 1}' and rows[1]["group"] == "1"
 
 
 def test_event_time_out_of_range_is_refused() -> None:

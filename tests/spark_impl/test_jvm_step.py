@@ -27,6 +27,7 @@ from .test_fast_tumbling import (
     Stream,
     int_streams,
     micro_batches,
+    records,
     same_rows,
     state_of,
     tumbling_queries,
@@ -87,12 +88,12 @@ def test_late_drop_and_close_on_the_jvm(spark: Any) -> None:
     state = step.new_state()
     assert jvm_run(spark, step, state, [(0, 100, 1_000, 1)]) is None
     out = jvm_run(spark, step, state, [(2, 300, 5_000, 1), (1, 200, 12_000, 1)])
-    records = out.astype(object).where(out.notna(), None).to_dict("records")
-    assert [(r["type"], r["seq"], r["after_seq"], r["wall_ms"]) for r in records] == [
+    rows = records(out)
+    assert [(r["type"], r["seq"], r["after_seq"], r["wall_ms"]) for r in rows] == [
         ("drop", 2, None, None),
         ("emit", None, 1, 200),
     ]
-    assert records[1]["row"] == '{"n": 1}' and records[1]["group"] == "1"
+    assert rows[1]["row"] == '{"n": 1}' and rows[1]["group"] == "1"
     assert state.win_start.tolist() == [10_000] and state.clock.tolist() == [12_000]
 
 
