@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 import pyarrow as pa
@@ -59,7 +59,7 @@ from windtunnel.spark_impl.fast_tumbling import covers, tumbling_counts
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, OUTPUT_DDL
 
 FILE_FORMATS = ("json", "parquet")
-Rows = pd.DataFrame | pa.Table
+Rows: TypeAlias = "pd.DataFrame | pa.Table"
 """A micro-batch's output rows: a pandas frame (general step) or an Arrow table (typed steps)."""
 STATE_DIR = "windtunnel-batch-state"
 """The state versions' directory inside the query's checkpoint directory."""
