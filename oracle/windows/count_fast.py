@@ -115,6 +115,7 @@ def fast_outputs(
     def end() -> Iterator[Emission]:
         if not flush:
             return
+        partial_rows: dict[int, list[dict[str, Any]]] = {}  # a count-only row per count held
         for key in keys.values():
             following = key.next_offset
             if count_only:  # open: starts s < following with s + count > following
@@ -122,8 +123,12 @@ def fast_outputs(
                 first += -first % hop
                 for start in range(first, following, hop):
                     ref = window_ref(None, None, start, start + count)
-                    for row in rows([following - start], None, None):
-                        yield emission(ref, key.value, row, "end_of_input", after_seq, wall, True)
+                    held = following - start
+                    made = partial_rows.get(held)
+                    if made is None:
+                        made = partial_rows[held] = rows([held], None, None)
+                    for row in made:
+                        yield emission(ref, key.value, row.copy(), "end_of_input", after_seq, wall, True)
             else:
                 for start in sorted(key.windows):
                     yield from emit(key, start, start + count, key.windows[start], "end_of_input", True)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from windtunnel.oracle.engine import operator_for, run
 from windtunnel.oracle.model.errors import InvalidStream
-from windtunnel.oracle.model.results import Output
+from windtunnel.oracle.model.results import Emission, Output
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Aggregation, CountWindows, FixedWindows, Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, numbered
@@ -173,3 +173,13 @@ def test_fast_path_rejects_invalid_streams_like_the_reference(items: tuple[Item,
     with pytest.raises(InvalidStream) as slow:
         reference(query, items, Rules())
     assert str(fast.value) == str(slow.value)
+
+
+def test_flushed_windows_have_rows_of_their_own() -> None:
+    """Two keys flushed with the same count hold equal rows, never one shared dict."""
+    query = Query(CountWindows(5), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    items = numbered([{"key": "a"}, {"key": "b"}, {"key": "a"}, {"key": "b"}])
+    first, second = fast_outputs(query, items, Rules())
+    assert isinstance(first, Emission) and isinstance(second, Emission)
+    assert first.row == second.row == {"n": 2} and first.row is not second.row
+    assert [first, second] == reference(query, items, Rules())
