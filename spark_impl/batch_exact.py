@@ -287,20 +287,16 @@ class ExactBatches:
         """Micro-batch ``batch_id`` through the JVM step (:mod:`jvm_step`) where Spark reads
         it; False (nothing written) when this session has no JVM step or the task declined
         the micro-batch (a null, a time out of range): the Python step then runs."""
-        from pyspark.sql import functions as F
-
         from windtunnel.spark_impl import jvm_step
 
         jdf = getattr(df, "_jdf", None)
         step = jvm_step.load(df.sparkSession) if jdf is not None else None
         if step is None:
             return False
-        typed = df.select(*[F.col(name).cast("long").alias(f"c{i}") for i, name in enumerate(names)])
         has_arrival = self.columns.arrival_ms is not None
-        has_key = bool(self.query.group_by)
 
         def run(state: Any) -> Rows | None:
-            return jvm_step.tumbling_counts_jvm(step, self.step, state, typed._jdf, has_arrival, has_key)
+            return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, names, has_arrival)
 
         try:
             self.step_batch(None, batch_id, df.sparkSession, run)

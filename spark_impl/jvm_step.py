@@ -54,12 +54,16 @@ class JvmStep:
     method: Any
     gateway: Any
 
-    def call(self, jdf: Any, payload: bytes) -> bytes:
-        """``TumblingCounts.run(jdf, payload)``: the task's answer."""
+    def call(self, jdf: Any, columns: list[str], payload: bytes) -> bytes:
+        """``TumblingCounts.run(jdf, columns, payload)``: the task's answer."""
         jvm = self.gateway.jvm
-        args = self.gateway.new_array(jvm.java.lang.Object, 2)
+        names = self.gateway.new_array(jvm.java.lang.String, len(columns))
+        for index, name in enumerate(columns):
+            names[index] = name
+        args = self.gateway.new_array(jvm.java.lang.Object, 3)
         args[0] = jdf
-        args[1] = bytearray(payload)
+        args[1] = names
+        args[2] = bytearray(payload)
         answer: bytes = self.method.invoke(None, args)
         return bytes(answer)
 
@@ -93,9 +97,10 @@ def _load(context: Any, gateway: Any) -> JvmStep | None:
         parent = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         loader = jvm.java.net.URLClassLoader(urls, parent)
         cls = jvm.java.lang.Class.forName(CLASS_NAME, True, loader)
-        types = gateway.new_array(jvm.java.lang.Class, 2)
+        types = gateway.new_array(jvm.java.lang.Class, 3)
         types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.Dataset")
-        types[1] = jvm.java.lang.Class.forName("[B")
+        types[1] = jvm.java.lang.Class.forName("[Ljava.lang.String;")
+        types[2] = jvm.java.lang.Class.forName("[B")
         method = cls.getMethod("run", types)
         context._jsc.sc().addJar(str(JAR))  # executors fetch it
     except Exception:  # another Spark build: the Python step serves
@@ -109,15 +114,17 @@ def applies(step: Any) -> bool:
 
 
 def tumbling_counts_jvm(
-    jvm: JvmStep, step: Any, state: FastState, jdf: Any, has_arrival: bool, has_key: bool
+    jvm: JvmStep, step: Any, state: FastState, jdf: Any, columns: list[str], has_arrival: bool
 ) -> pa.Table | None:
-    """The output rows of one micro-batch (``jdf``: int64 columns seq, arrival if
-    ``has_arrival``, event time, key if ``has_key``) as :func:`fast_tumbling.tumbling_counts`
-    gives them, ``state`` updated in place; None without rows. Raises :class:`Fallback`
-    when the task finds a null field or a time at or beyond +-2^61 ms (after the unit)."""
+    """The output rows of one micro-batch as :func:`fast_tumbling.tumbling_counts` gives
+    them, ``state`` updated in place; None without rows. ``jdf``: the micro-batch's Java
+    Dataset; ``columns``: its integer columns seq, arrival if ``has_arrival``, event time,
+    the key if the query has one (cast to int64 in the task). Raises :class:`Fallback` when
+    the task finds a null field or a time at or beyond +-2^61 ms (after the unit)."""
     if state.ended:
         return None
-    answer = jvm.call(jdf, _request(step, state, has_arrival, has_key))
+    has_key = bool(step.query.group_by)
+    answer = jvm.call(jdf, columns, _request(step, state, has_arrival, has_key))
     longs = np.frombuffer(answer, dtype=">i8").astype(np.int64)
     status = int(longs[0])
     if status == NO_ROWS:

@@ -8,15 +8,17 @@ import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.functions;
 
 /**
  * windtunnel's typed tumbling-count step in one Spark task: the JVM twin of
  * spark_impl/fast_tumbling.py (tumbling_counts), read by spark_impl/jvm_step.py.
  *
- * <p>Input rows: int64 columns seq, [arrival_ms], time, [key], any order. The micro-batch runs
+ * <p>Input rows: the columns seq, [arrival_ms], time, [key] as int64, in any order. The micro-batch runs
  * in one task ({@code coalesce(1)}, no shuffle) over Spark's internal rows; the result comes
  * back to the driver as one byte array. Rules, per event in seq order: the wall clock is the
  * largest arrival so far; the event's window is {@code [s, s + size)} with
@@ -41,9 +43,16 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         this.input = input;
     }
 
-    /** The step over {@code batch} (the int64 columns above) from the state in {@code input}. */
-    public static byte[] run(Dataset<Row> batch, byte[] input) {
-        JavaRDD<InternalRow> rdd = batch.queryExecution().toRdd().toJavaRDD();
+    /**
+     * The step over {@code batch}'s {@code columns} (seq, [arrival_ms], time, [key], each cast to
+     * int64) from the state in {@code input}.
+     */
+    public static byte[] run(Dataset<Row> batch, String[] columns, byte[] input) {
+        Column[] typed = new Column[columns.length];
+        for (int i = 0; i < columns.length; i++) {
+            typed[i] = functions.col(columns[i]).cast("long").alias("c" + i);
+        }
+        JavaRDD<InternalRow> rdd = batch.select(typed).queryExecution().toRdd().toJavaRDD();
         List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input)).collect();
         if (out.isEmpty()) {
             return status(3);

@@ -34,7 +34,8 @@ from .test_fast_tumbling import (
     typed_run,
 )
 
-COLUMNS = "c0 long, c1 long, c2 long, c3 long"
+COLUMNS = "seq long, arrival long, ts long, k long"
+NAMES = ["seq", "arrival", "ts", "k"]
 
 
 def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = COLUMNS) -> Any:
@@ -48,10 +49,10 @@ def jvm_run(spark: Any, step: FastStep, state: FastState, rows: Stream) -> Any:
     jvm = jvm_step.load(spark)
     assert jvm is not None
     if step.query.group_by:
-        return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, True, True)
+        return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, NAMES, True)
     no_key = [r[:3] for r in rows]
-    df = frame(spark, no_key, "c0 long, c1 long, c2 long")
-    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, True, False)
+    df = frame(spark, no_key, "seq long, arrival long, ts long")
+    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, NAMES[:3], True)
 
 
 @pytest.mark.spark
@@ -115,7 +116,7 @@ def test_nulls_and_out_of_range_times_go_back_to_the_python_step(spark: Any, row
     jvm = jvm_step.load(spark)
     assert jvm is not None
     with pytest.raises(jvm_step.Fallback):
-        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, True, True)
+        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, NAMES, True)
     assert state_of(state) == state_of(step.new_state())  # untouched
 
 
@@ -128,7 +129,7 @@ def test_an_empty_micro_batch_writes_nothing(spark: Any) -> None:
     state = step.new_state()
     jvm = jvm_step.load(spark)
     assert jvm is not None
-    assert jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [])._jdf, True, True) is None
+    assert jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [])._jdf, NAMES, True) is None
     assert state.after_seq is None
 
 
@@ -181,3 +182,18 @@ def test_state_arrays_round_trip_through_the_wire_format() -> None:
     assert longs[11:13] == [7, -3]  # keys by code
     assert longs[13:15] == [0, 0]  # no null key
     assert longs[15:17] == state.clock.tolist()
+
+
+@pytest.mark.spark
+def test_int_and_short_columns_are_cast_to_long_in_the_task(spark: Any) -> None:
+    from windtunnel.spark_impl import jvm_step
+
+    rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2), (2, 5, 1, 1), (3, 9, 25, 1)]
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    python, jvm_state = step.new_state(), step.new_state()
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    df = frame(spark, rows, "seq int, arrival int, ts int, k smallint")
+    same_rows(typed_run(step, python, rows), jvm_step.tumbling_counts_jvm(jvm, step, jvm_state, df._jdf, NAMES, True))
+    assert state_of(jvm_state) == state_of(python)
