@@ -237,11 +237,14 @@ def _not_plain() -> Any:
 
 def plain_payloads(items: Iterable[Item], next_seq: int) -> list[Mapping[str, Any]] | None:
     """The items' payloads in one pass, when every item is a plain :class:`Event`
-    numbered on from ``next_seq`` without ``at_ms``; else None (at the first other item)."""
+    numbered on from ``next_seq`` without ``at_ms``; else None (at the first other item).
+    ``e.__class__ is Event`` (a few % faster than ``type(e)`` here; ``isinstance``, as the
+    reference tests items, reads ``__class__`` too): a subclass's instance is not plain,
+    the per-event loop takes it."""
     event = Event
     try:
         return [
-            e.payload if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
+            e.payload if e.__class__ is event and e.seq == i and e.at_ms is None else _not_plain()
             for i, e in enumerate(items, next_seq)
         ]
     except _NotPlain:
@@ -280,25 +283,25 @@ class KeyTable:
                 add = values.append
                 if field is None:
                     found = [
-                        0 if type(e) is event and e.seq == i and e.at_ms is None and add(e.payload[other]) is None
+                        0 if e.__class__ is event and e.seq == i and e.at_ms is None and add(e.payload[other]) is None
                         else _not_plain()
                         for i, e in enumerate(items, next_seq)
                     ]
                 else:
                     found = [
                         code_of[p[field]]
-                        if type(e) is event and e.seq == i and e.at_ms is None and add((p := e.payload)[other]) is None
+                        if e.__class__ is event and e.seq == i and e.at_ms is None and add((p := e.payload)[other]) is None
                         else _not_plain()
                         for i, e in enumerate(items, next_seq)
                     ]
             elif field is None:
                 found = [
-                    0 if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
+                    0 if e.__class__ is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
             else:
                 found = [
-                    code_of[e.payload[field]] if type(e) is event and e.seq == i and e.at_ms is None else _not_plain()
+                    code_of[e.payload[field]] if e.__class__ is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
             codes = int_array(found)
