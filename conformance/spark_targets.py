@@ -2,6 +2,9 @@
 
 - :func:`exact_target` (``spark``): windtunnel's exact operator, many scenarios per query,
   one bucket each (:mod:`windtunnel.spark_impl.multi_exact`); reports drops and timing.
+- :func:`fast_target` (``spark-fast``): windtunnel's fast path (what ``windtunnel run``
+  picks for eligible jobs: ``foreachBatch``, the JVM step for typed tumbling counts), one
+  scenario at a time (:mod:`windtunnel.spark_impl.batch_scenarios`).
 - :func:`stock_target` (``spark-stock``): the stock mapping
   (:func:`windtunnel.spark_impl.stock.stock_window`) run as a user job.
 - :func:`job_target` (``module:function``): a user's ``job(events) -> DataFrame``
@@ -79,6 +82,26 @@ class ExactTarget:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class FastTarget:
+    """windtunnel's fast path (``foreachBatch``: the JVM step or the Python step), one
+    scenario after another (:mod:`windtunnel.spark_impl.batch_scenarios`). Its outputs
+    carry ``after_seq`` and ``wall_ms``, so timing is compared through them, not through
+    micro-batch numbers."""
+
+    spark: Any = None
+    name: str = "spark-fast"
+    reports_drops: bool = True
+    reports_timing: bool = False
+
+    def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        from windtunnel.spark_impl.batch_scenarios import check_runs, run_scenarios
+
+        for scenario in scenarios:
+            check_runs(scenario)  # input errors before Spark starts
+        return [TargetRun(outputs) for outputs in run_scenarios(_session(self.spark), scenarios)]
+
+
 JobFactory = Callable[[Query], Callable[[Any], Any]]
 """Builds the job for one spec (a user's job ignores it; the stock mapping needs it)."""
 
@@ -117,6 +140,12 @@ class JobTarget:
 def exact_target(spark: Any = None) -> ExactTarget:
     """``spark``: the exact operator (``spark=None``: windtunnel's own session, reused)."""
     return ExactTarget(spark)
+
+
+def fast_target(spark: Any = None) -> FastTarget:
+    """``spark-fast``: the fast path's micro-batch function (``spark=None``: windtunnel's
+    own session, reused)."""
+    return FastTarget(spark)
 
 
 def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:

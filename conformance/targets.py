@@ -301,6 +301,11 @@ register_target(
     "windtunnel's exact operator on Spark Structured Streaming",
 )
 register_target(
+    "spark-fast",
+    lambda spark: _spark_targets().fast_target(spark),
+    "windtunnel's fast path on Spark (foreachBatch; the JVM step for typed tumbling counts)",
+)
+register_target(
     "spark-stock",
     lambda spark: _spark_targets().stock_target(spark),
     "stock Spark windows (window/session_window + withWatermark)",
