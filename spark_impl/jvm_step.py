@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +55,19 @@ class JvmStep:
 
     method: Any
     gateway: Any
+    names: dict[tuple[str, ...], Any] = field(default_factory=dict)
+    """Java String arrays of column names, made once."""
 
     def call(self, jdf: Any, columns: list[str], payload: bytes) -> bytes:
         """``TumblingCounts.runFiles``: the task's answer. The request and the answer travel
         as files in a temporary folder on the driver, not through Py4J (which moves a 700 kB
         answer in about 50 ms)."""
         jvm = self.gateway.jvm
-        names = self.gateway.new_array(jvm.java.lang.String, len(columns))
-        for index, name in enumerate(columns):
-            names[index] = name
+        names = self.names.get(tuple(columns))
+        if names is None:
+            names = self.names[tuple(columns)] = self.gateway.new_array(jvm.java.lang.String, len(columns))
+            for index, name in enumerate(columns):
+                names[index] = name
         with tempfile.TemporaryDirectory(prefix="windtunnel-jvm-") as tmp:
             request, answer = Path(tmp) / "request", Path(tmp) / "answer"
             request.write_bytes(payload)

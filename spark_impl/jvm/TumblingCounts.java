@@ -16,6 +16,8 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * windtunnel's typed tumbling-count step in one Spark task: the JVM twin of
@@ -52,8 +54,12 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
      */
     public static byte[] run(Dataset<Row> batch, String[] columns, byte[] input) {
         Column[] typed = new Column[columns.length];
+        StructType schema = batch.schema();
         for (int i = 0; i < columns.length; i++) {
-            typed[i] = functions.col(columns[i]).cast("long").alias("c" + i);
+            Column column = functions.col(columns[i]);
+            // int64 columns as they are: selecting the scan's own columns needs no projection
+            boolean isLong = schema.apply(columns[i]).dataType() instanceof LongType;
+            typed[i] = isLong ? column : column.cast("long");
         }
         JavaRDD<InternalRow> rdd = batch.select(typed).queryExecution().toRdd().toJavaRDD();
         List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input)).collect();
