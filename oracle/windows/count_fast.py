@@ -278,8 +278,8 @@ def fast_outputs(
         done[positions] = True
         start_at = np.empty(n, dtype=np.int64)
         start_at[positions] = b[which] + rank - (count - 1)
-        code_at = np.empty(n, dtype=np.intp)
-        code_at[positions] = present[which]
+        which_at = np.empty(n, dtype=np.intp)
+        which_at[positions] = which
         in_order = np.flatnonzero(done)
         first_seq = next_seq
         for key, following in zip(chunk_keys, (b + m).tolist(), strict=True):
@@ -289,33 +289,35 @@ def fast_outputs(
         wall_before = wall
         if walls is not None:
             wall = walls[-1]
+        starts = start_at[in_order].tolist()
+        refs = window_refs  # windows [s, s + count) are the same for every key: shared values
+        if len(refs) > _MAX_REFS:
+            refs.clear()
+        for start in set(starts).difference(refs):
+            refs[start] = window_ref(None, None, start, start + count)
+        values = [key.value for key in chunk_keys]
         return emitted(
-            (in_order + first_seq).tolist(), start_at[in_order].tolist(), code_at[in_order].tolist(),
+            (in_order + first_seq).tolist(),
+            list(map(refs.__getitem__, starts)),
+            list(map(values.__getitem__, which_at[in_order].tolist())),
             [walls[p] for p in in_order.tolist()] if walls is not None else None, wall_before,
         )
 
     def emitted(
-        seqs: list[int], starts: list[int], codes: list[int], walls: list[int] | None, wall_ms: int
+        seqs: list[int], windows: list[WindowRef], groups: list[Any], walls: list[int] | None,
+        wall_ms: int,
     ) -> Iterator[Output]:
         """The emissions of the windows a run completed, in stream order: each at its
-        event's seq and wall clock (``walls``; None: ``wall_ms`` for all)."""
-        key_list = table.objects
-        refs = window_refs  # windows [s, s + count) are the same for every key: shared values
-        if len(refs) > _MAX_REFS:
-            refs.clear()
-        get_ref = refs.get
-        new = object.__new__
+        event's seq and wall clock (``walls``; None: ``wall_ms`` for all), of its window
+        and group (looked up in bulk, C-level ``map``, not per emission)."""
         twin = EmissionSlots
         emission_type = Emission
         (row,) = template  # a count-only aggregate has one row
         copy_row = row.copy
-        for seq, start, code, at_ms in zip(seqs, starts, codes, repeat(wall_ms) if walls is None else walls, strict=False):
-            ref = get_ref(start)
-            if ref is None:
-                ref = refs[start] = window_ref(None, None, start, start + count)
-            out: Any = new(twin)  # Emission(ref, group, dict(row), ...), built inline
+        for seq, ref, group, at_ms in zip(seqs, windows, groups, repeat(wall_ms) if walls is None else walls, strict=False):
+            out: Any = twin()  # Emission(ref, group, dict(row), ...), built inline (no __init__)
             out.window = ref
-            out.group = key_list[code].value
+            out.group = group
             out.row = copy_row()
             out.reason = "count"
             out.after_seq = seq
