@@ -255,13 +255,37 @@ class KeyTable:
     """Codes 0, 1, 2, ... for group lookup keys (the field's value, or ``()`` with no group
     fields) in first-seen order, and the per-key object ``new(lookup)`` made for each."""
 
-    __slots__ = ("code_of", "field", "new", "objects")
+    __slots__ = ("_table", "_table_keys", "code_of", "field", "new", "objects")
 
     def __init__(self, field: str | None, new: Callable[[Any], Any]) -> None:
         self.field = field
         self.new = new
         self.code_of: dict[Any, int] = {}
         self.objects: list[Any] = []
+        self._table: npt.NDArray[np.intp] | None = None  # code by small int key, -1: none
+        self._table_keys = 0  # len(code_of) when _table was built
+
+    def small_int_codes(self, raw: list[Any]) -> npt.NDArray[np.intp] | None:
+        """The codes of known keys ``raw`` that all pack as ints 0..65,535 (one
+        :mod:`struct` call, then a table lookup in numpy), else None. Packing takes what
+        has ``__index__`` (int, bool, numpy ints), whose dict lookup finds the same key as
+        its int value (equal and equal hashes); a value the table lacks (a new key, or a
+        key first seen as another type, such as ``1.0``) gives None."""
+        try:
+            packed = np.frombuffer(_uint16s(len(raw)).pack(*raw), dtype=np.uint16)
+        except struct.error:  # not all small non-negative ints
+            return None
+        table = self._table
+        if table is None or self._table_keys != len(self.code_of):
+            table = self._table = np.full(65_536, -1, dtype=np.intp)
+            for key, code in self.code_of.items():
+                if isinstance(key, int) and 0 <= key < 65_536:
+                    table[int(key)] = code  # int(): a bool index would be a mask
+            self._table_keys = len(self.code_of)
+        codes = table[packed]
+        if bool((codes < 0).any()):
+            return None
+        return codes
 
     def add(self, lookup: Any, obj: Any) -> None:
         """Register a key the per-event loop created."""
@@ -301,9 +325,11 @@ class KeyTable:
                 ]
             else:
                 found = [
-                    code_of[e.payload[field]] if e.__class__ is event and e.seq == i and e.at_ms is None else _not_plain()
+                    e.payload[field] if e.__class__ is event and e.seq == i and e.at_ms is None else _not_plain()
                     for i, e in enumerate(items, next_seq)
                 ]
+                small = self.small_int_codes(found)  # key values read, codes looked up in bulk
+                return small if small is not None else int_array([code_of[k] for k in found])
             codes = int_array(found)
             if field is None:
                 codes += code_of[()]

@@ -11,6 +11,7 @@ from windtunnel.oracle.model.results import Drop, Emission, WindowRef
 from windtunnel.oracle.model.stream import End, Event, Item
 from windtunnel.oracle.windows.columns import (
     Chunk,
+    KeyTable,
     chunks,
     drop,
     emission,
@@ -77,3 +78,39 @@ def test_event_runs_split_at_other_items() -> None:
 def test_int_array_holds_the_values_exactly(values: list[int]) -> None:
     array = int_array(values)
     assert array.dtype == np.intp and array.tolist() == [int(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    ("known", "raw", "expected"),
+    [
+        ([0, 7, 65_535], [7, 0, 65_535, 7], [1, 0, 2, 1]),
+        ([True, 2], [1, True, 2, np.int64(2)], [0, 0, 1, 1]),  # equal ints, one key
+        ([True, 0], [0, 1, 0], [1, 0, 1]),  # True is entry 1 of the table, not a mask
+        ([1.0], [1], None),  # a key first seen as a float: the dict lookup finds it
+        ([0], [0, 1], None),  # a new key
+        ([65_536, 0], [65_536, 0], None),  # past uint16
+        ([-1, 0], [-1, 0], None),  # negative
+        (["a", 0], ["a", 0], None),  # not an int
+        ([0], [0.0], None),  # a float value
+    ],
+    ids=["small ints", "bool and numpy", "bool key", "float key", "new key", "past uint16", "negative", "string", "float value"],
+)
+def test_small_int_codes_look_up_exactly_the_dict_keys(known: list[Any], raw: list[Any], expected: list[int] | None) -> None:
+    """The table lookup gives the dict's codes or None (the caller then asks the dict)."""
+    table = KeyTable("key", lambda lookup: lookup)
+    for key in known:
+        table.add(key, key)
+    codes = table.small_int_codes(raw)
+    assert (None if codes is None else codes.tolist()) == expected
+    if expected is not None:
+        assert codes is not None and codes.dtype == np.intp
+        assert expected == [table.code_of[k] for k in raw]
+
+
+def test_small_int_codes_follow_keys_added_later() -> None:
+    table = KeyTable("key", lambda lookup: lookup)
+    table.add(5, 5)
+    assert table.small_int_codes([9]) is None
+    table.add(9, 9)
+    codes = table.small_int_codes([9, 5])
+    assert codes is not None and codes.tolist() == [1, 0]

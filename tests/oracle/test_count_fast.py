@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,6 +99,32 @@ def test_the_columns_equal_the_reference_across_chunk_boundaries(
     items = without_arrivals(items, arrivals)
     stream = iter(items) if as_iterator else items
     fast = fast_outputs(query, stream, Rules(), chunk_size=chunk_size, min_run=min_run)
+    assert tuple(fast) == tuple(reference(query, items, Rules()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    window=window_specs(kinds=("count",), max_count=6),
+    items=streams(max_events=60, keys=[0, 1, True, 1.0, 2, 65_535, 65_536, -1]),
+    numpy_ints=st.booleans(),
+    chunk_size=st.integers(1, 9),
+)
+def test_numeric_keys_group_like_the_reference_in_the_columns(
+    window: CountWindows, items: tuple[Item, ...], numpy_ints: bool, chunk_size: int
+) -> None:
+    """Small int keys are coded by a table lookup (columns.KeyTable.small_int_codes): keys
+    that are equal as dict keys (1, True, 1.0, numpy's 2) stay one group named by the first
+    seen, keys out of the table's range (65,536, -1) take the dict."""
+
+    def key(value: Any) -> Any:
+        return np.int64(value) if numpy_ints and type(value) is int and value == 2 else value
+
+    items = tuple(
+        Event(i.seq, {**i.payload, "key": key(i.payload.get("key"))}) if isinstance(i, Event) else i
+        for i in without_arrivals(items, 0)
+    )
+    query = Query(window, group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    fast = fast_outputs(query, items, Rules(), chunk_size=chunk_size, min_run=1)
     assert tuple(fast) == tuple(reference(query, items, Rules()))
 
 
