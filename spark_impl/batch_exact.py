@@ -212,6 +212,7 @@ class ExactBatches:
         self.state_dir = state_dir
         self.columns = columns
         self._direct: dict[str, list[str] | None] = {}
+        self._jvm_inputs: dict[str, Any] = {}
 
     def prepared(self, df: Any) -> tuple[Any, bool]:
         """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed
@@ -283,20 +284,35 @@ class ExactBatches:
 
         return self.step_batch(None, batch_id, spark, run)
 
-    def step_jvm(self, df: Any, names: list[str], batch_id: int) -> bool:
+    def jvm_inputs(self, df: Any) -> Any:
+        """What the JVM step reads from ``df`` (:func:`jvm_step.inputs_of`), or None when it
+        does not run this query or input. Decided once per schema."""
+        from windtunnel.spark_impl import jvm_step
+
+        schema = df.schema.json()
+        if schema not in self._jvm_inputs:
+            covered = self.jvm and jvm_step.applies(self.step)
+            types = dict(df.dtypes)
+            self._jvm_inputs[schema] = jvm_step.inputs_of(self.columns, self.query, types) if covered else None
+        return self._jvm_inputs[schema]
+
+    def step_jvm(self, df: Any, batch_id: int) -> bool:
         """Micro-batch ``batch_id`` through the JVM step (:mod:`jvm_step`) where Spark reads
-        it; False (nothing written) when this session has no JVM step or the task declined
-        the micro-batch (a null, a time out of range): the Python step then runs."""
+        it; False (nothing written) when this query, input or session has no JVM step or the
+        task declined the micro-batch (a null, a time out of range, a control row): a Python
+        step then runs."""
         from windtunnel.spark_impl import jvm_step
 
         jdf = getattr(df, "_jdf", None)
-        step = jvm_step.load(df.sparkSession) if jdf is not None else None
+        inputs = self.jvm_inputs(df) if jdf is not None else None
+        if inputs is None:
+            return False
+        step = jvm_step.load(df.sparkSession)
         if step is None:
             return False
-        has_arrival = self.columns.arrival_ms is not None
 
         def run(state: Any) -> Rows | None:
-            return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, names, has_arrival)
+            return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, inputs)
 
         try:
             self.step_batch(None, batch_id, df.sparkSession, run)
@@ -324,15 +340,17 @@ class ExactBatches:
         return len(out)
 
     def __call__(self, df: Any, batch_id: int) -> None:
-        """One micro-batch. Typed tumbling counts (:meth:`direct_columns`): the JVM step in
-        one Spark task where the rows are read (:meth:`step_jvm`), else their int64 columns
-        collected here (``toArrow``) for the Python step; any other query: the operator's
-        input rows collected here for the general step. (A Python step in one task,
+        """One micro-batch. Typed tumbling counts: the JVM step in one Spark task where the
+        rows are read (:meth:`step_jvm`; integer columns, or the fields of a JSON payload);
+        else integer columns collected here (``toArrow``, :meth:`direct_columns`) for the
+        Python typed step; any other query or input: the operator's input rows collected
+        here for the general step. (A Python step in one task,
         ``coalesce(1)`` then ``mapInArrow``, measured no faster than collecting.)"""
+        if self.step_jvm(df, batch_id):
+            return
         names = self.direct_columns(df)
         if names is not None:
-            if not (self.jvm and self.step_jvm(df, names, batch_id)):
-                self.step_table(self.collect_direct(df, names), batch_id, df.sparkSession)
+            self.step_table(self.collect_direct(df, names), batch_id, df.sparkSession)
         else:
             self.step_batch(self.rows(df), batch_id, df.sparkSession)
 

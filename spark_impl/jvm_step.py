@@ -40,13 +40,14 @@ from windtunnel.spark_impl.fast_tumbling import covers
 JAR = Path(__file__).resolve().parent / "jvm" / "windtunnel-jvm.jar"
 CLASS_NAME = "windtunnel.jvm.TumblingCounts"
 
-OK, HAS_NULL, OUT_OF_RANGE, NO_ROWS = 0, 1, 2, 3
-"""The task's status word: rows follow; a null field; a time beyond the limit; no rows."""
+OK, HAS_NULL, OUT_OF_RANGE, NO_ROWS, GUARDED = 0, 1, 2, 3, 4
+"""The task's status word: rows follow; a null field; a time beyond the limit; no rows; a
+row the guard refuses (a control row)."""
 
 
 class Fallback(Exception):
-    """The JVM step declined the micro-batch (a null field or an out-of-range time): run the
-    Python step on it, which handles both."""
+    """The JVM step declined the micro-batch (a null field, an out-of-range time, a control
+    row): run the Python step on it, which handles them all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,26 +57,28 @@ class JvmStep:
     method: Any
     gateway: Any
     names: dict[tuple[str, ...], Any] = field(default_factory=dict)
-    """Java String arrays of column names, made once."""
+    """Java String arrays of the input expressions, made once."""
 
-    def call(self, jdf: Any, columns: list[str], payload: bytes) -> bytes:
+    def call(self, jdf: Any, inputs: Inputs, payload: bytes) -> bytes:
         """``TumblingCounts.runFiles``: the task's answer. The request and the answer travel
         as files in a temporary folder on the driver, not through Py4J (which moves a 700 kB
         answer in about 50 ms)."""
         jvm = self.gateway.jvm
-        names = self.names.get(tuple(columns))
+        names = self.names.get(inputs.expressions)
         if names is None:
-            names = self.names[tuple(columns)] = self.gateway.new_array(jvm.java.lang.String, len(columns))
-            for index, name in enumerate(columns):
-                names[index] = name
+            names = self.gateway.new_array(jvm.java.lang.String, len(inputs.expressions))
+            for index, expression in enumerate(inputs.expressions):
+                names[index] = expression
+            self.names[inputs.expressions] = names
         with tempfile.TemporaryDirectory(prefix="windtunnel-jvm-") as tmp:
             request, answer = Path(tmp) / "request", Path(tmp) / "answer"
             request.write_bytes(payload)
-            args = self.gateway.new_array(jvm.java.lang.Object, 4)
+            args = self.gateway.new_array(jvm.java.lang.Object, 5)
             args[0] = jdf
             args[1] = names
-            args[2] = str(request)
-            args[3] = str(answer)
+            args[2] = inputs.guard
+            args[3] = str(request)
+            args[4] = str(answer)
             self.method.invoke(None, args)
             return answer.read_bytes()
 
@@ -109,11 +112,11 @@ def _load(context: Any, gateway: Any) -> JvmStep | None:
         parent = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         loader = jvm.java.net.URLClassLoader(urls, parent)
         cls = jvm.java.lang.Class.forName(CLASS_NAME, True, loader)
-        types = gateway.new_array(jvm.java.lang.Class, 4)
+        text = jvm.java.lang.Class.forName("java.lang.String")
+        types = gateway.new_array(jvm.java.lang.Class, 5)
         types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.Dataset")
         types[1] = jvm.java.lang.Class.forName("[Ljava.lang.String;")
-        types[2] = jvm.java.lang.Class.forName("java.lang.String")
-        types[3] = jvm.java.lang.Class.forName("java.lang.String")
+        types[2] = types[3] = types[4] = text
         method = cls.getMethod("runFiles", types)
         context._jsc.sc().addJar(str(JAR))  # executors fetch it
     except Exception:  # another Spark build: the Python step serves
@@ -126,18 +129,65 @@ def applies(step: Any) -> bool:
     return covers(step)
 
 
-def tumbling_counts_jvm(
-    jvm: JvmStep, step: Any, state: FastState, jdf: Any, columns: list[str], has_arrival: bool
-) -> pa.Table | None:
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What the task reads: Spark SQL ``expressions`` for seq, arrival (when
+    ``has_arrival``), the event time and the key (when the query has one), each cast to
+    int64 in the task; ``guard``, unless empty, a boolean expression true on rows the step
+    cannot take."""
+
+    expressions: tuple[str, ...]
+    has_arrival: bool
+    guard: str = ""
+
+
+def quoted(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def inputs_of(columns: Any, query: Any, types: dict[str, str]) -> Inputs | None:
+    """The task's inputs for ``query`` over a micro-batch with these stream ``columns``
+    (:class:`batch_exact.Columns`) and column ``types`` (name -> Spark type), or None:
+
+    - integer columns (the time field and the key field among the columns): the columns;
+    - events as JSON in a ``payload`` column (a job's input rows): the time and key fields
+      parsed by ``from_json`` as BIGINT, which gives null for anything but a JSON integer in
+      the int64 range (a float, a string, a missing field), so such a micro-batch goes to the
+      Python step; a ``kind`` column guards against control rows (``clock``, ``end``).
+    None for dotted field names, other column types or a payload without a seq column."""
+    fields = [query.window.on, *query.group_by]
+    if any("." in f for f in fields) or types.get(columns.seq) not in _INTEGRAL:
+        return None
+    if columns.arrival_ms and types.get(columns.arrival_ms) not in _INTEGRAL:
+        return None
+    head = [quoted(columns.seq), *([quoted(columns.arrival_ms)] if columns.arrival_ms else [])]
+    has_arrival = columns.arrival_ms is not None
+    if columns.payload is None and columns.kind is None and columns.after_seq is None:
+        stream = {columns.seq, columns.arrival_ms, "bucket"}
+        if any(f in stream or types.get(f) not in _INTEGRAL for f in fields):
+            return None
+        return Inputs((*head, *map(quoted, fields)), has_arrival)
+    if columns.payload is None or types.get(columns.payload) != "string":
+        return None
+    schema = ", ".join(f"{quoted(f)} BIGINT" for f in dict.fromkeys(fields))
+    parsed = f"from_json({quoted(columns.payload)}, '{schema}')"
+    guard = f"{quoted(columns.kind)} <> 'event'" if columns.kind else ""
+    return Inputs((*head, *(f"{parsed}.{quoted(f)}" for f in fields)), has_arrival, guard)
+
+
+_INTEGRAL = ("bigint", "int", "smallint", "tinyint")
+
+
+def tumbling_counts_jvm(jvm: JvmStep, step: Any, state: FastState, jdf: Any, inputs: Inputs) -> pa.Table | None:
     """The output rows of one micro-batch as :func:`fast_tumbling.tumbling_counts` gives
     them, ``state`` updated in place; None without rows. ``jdf``: the micro-batch's Java
-    Dataset; ``columns``: its integer columns seq, arrival if ``has_arrival``, event time,
-    the key if the query has one (cast to int64 in the task). Raises :class:`Fallback` when
-    the task finds a null field or a time at or beyond +-2^61 ms (after the unit)."""
+    Dataset; ``inputs``: what the task reads from it. Raises :class:`Fallback` when the task
+    finds a null value, a time at or beyond +-2^61 ms (after the unit) or a guarded row."""
     if state.ended:
         return None
     has_key = bool(step.query.group_by)
-    answer = jvm.call(jdf, columns, _request(step, state, has_arrival, has_key))
+    answer = jvm.call(jdf, inputs, _request(step, state, inputs.has_arrival, has_key))
     longs = np.frombuffer(answer, dtype=">i8").astype(np.int64)
     status = int(longs[0])
     if status == NO_ROWS:
@@ -229,4 +279,6 @@ def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pa.
     return out[0] if len(out) == 1 else pa.concat_tables(out)
 
 
-__all__ = ["CLASS_NAME", "JAR", "Fallback", "JvmStep", "applies", "load", "tumbling_counts_jvm"]
+__all__ = [
+    "CLASS_NAME", "JAR", "Fallback", "Inputs", "JvmStep", "applies", "inputs_of", "load", "tumbling_counts_jvm",
+]

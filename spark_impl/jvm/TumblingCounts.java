@@ -35,7 +35,7 @@ import org.apache.spark.sql.types.StructType;
  * <p>Wire format (big-endian int64 throughout), input: NONE, unit_ms, size_ms, span_ms,
  * has_arrival, has_key, wall_ms, after_seq_present, after_seq, limit, n_keys, keys[],
  * key_is_null[], clocks[], n_windows, win_key[], win_start[], win_count[]. Output: status (0 rows, 1 a null,
- * 2 a time at or beyond limit, 3 no rows), then for status 0: wall_ms, after_seq, n_new,
+ * 2 a time at or beyond limit, 3 no rows, 4 a row the guard refuses), then for status 0: wall_ms, after_seq, n_new,
  * new_key[], new_first_seq[], n_keys, clocks[], n_drops, seq[], time[], start[], clock[],
  * code[], n_emissions, code[], start[], count[], close_seq[], close_wall[], emit_index[],
  * n_windows, win_key[], win_start[], win_count[] (open windows by key code, then start).
@@ -43,26 +43,39 @@ import org.apache.spark.sql.types.StructType;
 public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRow>, byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
     private final byte[] input;
+    private final boolean guarded;
 
-    public TumblingCounts(byte[] input) {
+    public TumblingCounts(byte[] input, boolean guarded) {
         this.input = input;
+        this.guarded = guarded;
     }
 
     /**
-     * The step over {@code batch}'s {@code columns} (seq, [arrival_ms], time, [key], each cast to
-     * int64) from the state in {@code input}.
+     * The step over {@code batch}: {@code expressions} are Spark SQL expressions giving seq,
+     * [arrival_ms], the event time and [the key] (each cast to int64 unless it is one);
+     * {@code guard}, unless empty, a boolean expression true on rows the step cannot take
+     * (control rows: the task declines the micro-batch). The state comes in {@code input}.
      */
-    public static byte[] run(Dataset<Row> batch, String[] columns, byte[] input) {
-        Column[] typed = new Column[columns.length];
-        StructType schema = batch.schema();
-        for (int i = 0; i < columns.length; i++) {
-            Column column = functions.col(columns[i]);
-            // int64 columns as they are: selecting the scan's own columns needs no projection
-            boolean isLong = schema.apply(columns[i]).dataType() instanceof LongType;
-            typed[i] = isLong ? column : column.cast("long");
+    public static byte[] run(Dataset<Row> batch, String[] expressions, String guard, byte[] input) {
+        int n = expressions.length + (guard.isEmpty() ? 0 : 1);
+        Column[] named = new Column[n];
+        for (int i = 0; i < expressions.length; i++) {
+            named[i] = functions.expr(expressions[i]).alias("c" + i);
         }
-        JavaRDD<InternalRow> rdd = batch.select(typed).queryExecution().toRdd().toJavaRDD();
-        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input)).collect();
+        if (!guard.isEmpty()) {
+            named[n - 1] = functions.coalesce(functions.expr(guard), functions.lit(false)).alias("guard");
+        }
+        Dataset<Row> selected = batch.select(named);
+        StructType schema = selected.schema();
+        Column[] typed = new Column[n];
+        for (int i = 0; i < n; i++) {
+            Column column = functions.col(schema.fields()[i].name());
+            // int64 columns as they are: selecting the scan's own columns needs no cast
+            boolean keep = i >= expressions.length || schema.fields()[i].dataType() instanceof LongType;
+            typed[i] = keep ? column : column.cast("long");
+        }
+        JavaRDD<InternalRow> rdd = selected.select(typed).queryExecution().toRdd().toJavaRDD();
+        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input, !guard.isEmpty())).collect();
         if (out.isEmpty()) {
             return status(3);
         }
@@ -70,14 +83,14 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
     }
 
     /**
-     * {@link #run(Dataset, String[], byte[])} with the state read from the file {@code request}
-     * and the answer written to the file {@code answer} (files on the driver: Py4J moves
-     * large byte arrays slowly, about 15 MB/s).
+     * {@link #run(Dataset, String[], String, byte[])} with the state read from the file
+     * {@code request} and the answer written to the file {@code answer} (files on the driver:
+     * Py4J moves large byte arrays slowly, about 15 MB/s).
      */
-    public static void runFiles(Dataset<Row> batch, String[] columns, String request, String answer)
-            throws IOException {
+    public static void runFiles(Dataset<Row> batch, String[] expressions, String guard, String request,
+            String answer) throws IOException {
         byte[] input = Files.readAllBytes(Paths.get(request));
-        Files.write(Paths.get(answer), run(batch, columns, input));
+        Files.write(Paths.get(answer), run(batch, expressions, guard, input));
     }
 
     private static byte[] status(long code) {
@@ -134,6 +147,9 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
                 if (r.isNullAt(j)) {
                     return status(1);
                 }
+            }
+            if (guarded && r.getBoolean(width)) {
+                return status(4);
             }
             long t = r.getLong(timeAt);
             if (t >= limit || t <= -limit) {

@@ -22,6 +22,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast_state import FastState, dump_state, load_state
+from windtunnel.spark_impl.jvm_step import Inputs
 
 from .test_fast_tumbling import (
     Stream,
@@ -35,7 +36,7 @@ from .test_fast_tumbling import (
 )
 
 COLUMNS = "seq long, arrival long, ts long, k long"
-NAMES = ["seq", "arrival", "ts", "k"]
+INPUTS = Inputs(("`seq`", "`arrival`", "`ts`", "`k`"), True)
 
 
 def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = COLUMNS) -> Any:
@@ -49,10 +50,10 @@ def jvm_run(spark: Any, step: FastStep, state: FastState, rows: Stream) -> Any:
     jvm = jvm_step.load(spark)
     assert jvm is not None
     if step.query.group_by:
-        return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, NAMES, True)
+        return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, INPUTS)
     no_key = [r[:3] for r in rows]
     df = frame(spark, no_key, "seq long, arrival long, ts long")
-    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, NAMES[:3], True)
+    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, Inputs(INPUTS.expressions[:3], True))
 
 
 @pytest.mark.spark
@@ -116,7 +117,7 @@ def test_nulls_and_out_of_range_times_go_back_to_the_python_step(spark: Any, row
     jvm = jvm_step.load(spark)
     assert jvm is not None
     with pytest.raises(jvm_step.Fallback):
-        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, NAMES, True)
+        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, INPUTS)
     assert state_of(state) == state_of(step.new_state())  # untouched
 
 
@@ -129,7 +130,7 @@ def test_an_empty_micro_batch_writes_nothing(spark: Any) -> None:
     state = step.new_state()
     jvm = jvm_step.load(spark)
     assert jvm is not None
-    assert jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [])._jdf, NAMES, True) is None
+    assert jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [])._jdf, INPUTS) is None
     assert state.after_seq is None
 
 
@@ -195,5 +196,57 @@ def test_int_and_short_columns_are_cast_to_long_in_the_task(spark: Any) -> None:
     jvm = jvm_step.load(spark)
     assert jvm is not None
     df = frame(spark, rows, "seq int, arrival int, ts int, k smallint")
-    same_rows(typed_run(step, python, rows), jvm_step.tumbling_counts_jvm(jvm, step, jvm_state, df._jdf, NAMES, True))
+    same_rows(typed_run(step, python, rows), jvm_step.tumbling_counts_jvm(jvm, step, jvm_state, df._jdf, INPUTS))
     assert state_of(jvm_state) == state_of(python)
+
+
+def test_inputs_name_columns_or_parse_a_json_payload() -> None:
+    from windtunnel.spark_impl.batch_exact import Columns
+    from windtunnel.spark_impl.jvm_step import inputs_of
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    plain = {"seq": "bigint", "arrival_ms": "bigint", "ts": "int", "k": "bigint"}
+    assert inputs_of(Columns(), query, plain) == Inputs(("`seq`", "`arrival_ms`", "`ts`", "`k`"), True)
+    assert inputs_of(Columns(), query, {**plain, "ts": "double"}) is None  # the Python step
+    job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
+    types = {"kind": "string", "seq": "bigint", "arrival_ms": "bigint", "after_seq": "bigint", "payload": "string"}
+    parsed = "from_json(`payload`, '`ts` BIGINT, `k` BIGINT')"
+    assert inputs_of(job, query, types) == Inputs(
+        ("`seq`", "`arrival_ms`", f"{parsed}.`ts`", f"{parsed}.`k`"), True, "`kind` <> 'event'"
+    )
+    dotted = Query(FixedWindows(10, on="e.ts"), aggregate=(Aggregation("n", "count"),))
+    assert inputs_of(job, dotted, types) is None
+
+
+@pytest.mark.spark
+def test_json_payloads_run_on_the_jvm_when_every_field_is_a_json_integer(spark: Any) -> None:
+    from windtunnel.spark_impl import jvm_step
+    from windtunnel.spark_impl.batch_exact import Columns
+
+    # the job input rows of windtunnel run: kind, seq, arrival_ms, after_seq, payload (JSON)
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
+    schema = "kind string, seq long, arrival_ms long, after_seq long, payload string"
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2), (2, 5, 1, 1), (3, 9, 25, 1), (4, 9, 14, 2)]
+    events = [("event", s, a, None, f'{{"k": {k}, "ts": {t}, "x": "y"}}') for s, a, t, k in rows]
+    df = spark.createDataFrame(events, schema).repartition(2)
+    inputs = jvm_step.inputs_of(job, query, dict(df.dtypes))
+    assert inputs is not None
+    python, jvm_state = step.new_state(), step.new_state()
+    same_rows(typed_run(step, python, rows), jvm_step.tumbling_counts_jvm(jvm, step, jvm_state, df._jdf, inputs))
+    assert state_of(jvm_state) == state_of(python)
+    # anything but a JSON integer (the Python step reads "1.0", "12" and a missing key its
+    # own way) or a control row: the task declines the micro-batch
+    for odd in (
+        ("event", 5, 9, None, '{"k": 1, "ts": 1.0}'),
+        ("event", 5, 9, None, '{"k": 1, "ts": "12"}'),
+        ("event", 5, 9, None, '{"ts": 12}'),
+        ("event", 5, 9, None, '{"k": 1, "TS": 12}'),
+        ("end", None, 9, 4, None),
+    ):
+        mixed = spark.createDataFrame([*events, odd], schema)
+        with pytest.raises(jvm_step.Fallback):
+            jvm_step.tumbling_counts_jvm(jvm, step, step.new_state(), mixed._jdf, inputs)
