@@ -13,7 +13,10 @@ files (columns seq, arrival_ms, ts, k) and read as a stream with ``maxFilesPerTr
   (``spark_impl/jvm_step.py``: the window logic in one Spark task over Spark's internal rows,
   only its results sent to the driver), writing its rows as Parquet files;
 - batch/python: the same with the Python step (the rows' int64 columns collected to the
-  driver with ``toArrow``, the numpy step there), as on Spark Connect.
+  driver with ``toArrow``, the numpy step there), as on Spark Connect;
+- batch/job-rows (``--job-rows``): the fast path over the same stream as ``windtunnel run``
+  hands it over (a job's input rows: the event as JSON text), the JVM step parsing the time
+  and key fields; batch/job-rows/python the same on the general Python step.
 
 Both write to the ``noop`` sink with ``trigger(availableNow=True)`` in the same local[2]
 session; each is timed from query start to termination and the best of ``--repeat`` runs is
@@ -151,13 +154,29 @@ def batch_run(spark: Any, directory: Path, jvm: bool = True) -> Timing:
     return batch_run_in(spark, directory, Path(tempfile.mkdtemp(prefix="spark-bench-batch-")), jvm)
 
 
-def batch_run_in(spark: Any, directory: Path, root: Path, jvm: bool = True) -> Timing:
-    """The fast path over the stream, output files in ``root/out``, checkpoint ``root/ckpt``."""
-    from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput, start, state_dir_of
+def batch_run_in(spark: Any, directory: Path, root: Path, jvm: bool = True, job_rows: bool = False) -> Timing:
+    """The fast path over the stream, output files in ``root/out``, checkpoint ``root/ckpt``;
+    ``job_rows``: the stream as a job's input rows (``sources.dataframe_source``: the event
+    as JSON text), as ``windtunnel run`` hands it over."""
+    from windtunnel.spark_impl.batch_exact import (
+        Columns,
+        ExactBatches,
+        FileOutput,
+        start,
+        state_dir_of,
+    )
 
     checkpoint = str(root / "ckpt")
-    batches = ExactBatches(QUERY, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint), jvm=jvm)
-    return timed(lambda: start(source(spark, directory), batches, checkpoint))
+    columns = Columns("seq", "arrival_ms", "kind", "after_seq", "payload") if job_rows else Columns()
+    batches = ExactBatches(
+        QUERY, FileOutput(str(root / "out"), "parquet"), state_dir_of(checkpoint), jvm=jvm, columns=columns
+    )
+    frame = source(spark, directory)
+    if job_rows:
+        from windtunnel.spark_impl.sources import dataframe_source
+
+        frame = dataframe_source(frame)
+    return timed(lambda: start(frame, batches, checkpoint))
 
 
 def api_floor(spark: Any, directory: Path, api: str) -> Timing:
@@ -280,9 +299,9 @@ def check(spark: Any, table: pa.Table, directory: Path) -> None:
     for seq, at, ts, k in zip(data["seq"], data["arrival_ms"], data["ts"], data["k"], strict=True):
         driver.feed(Event(seq, {"k": k, "ts": ts}, at), expected)
     sides = [("exact", rows)]
-    for side, jvm in (("batch", True), ("batch/python", False)):
+    for side, jvm, job_rows in (("batch", True, False), ("batch/python", False, False), ("batch/job-rows", True, True)):
         root = Path(tempfile.mkdtemp(prefix="spark-bench-check-"))
-        batch_run_in(spark, directory, root, jvm)
+        batch_run_in(spark, directory, root, jvm, job_rows)
         sides.append((side, [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(root / "out")).collect()]))
     failed = False
     for side, found in sides:
@@ -315,6 +334,9 @@ def main() -> None:
     parser.add_argument(
         "--api-floors", action="store_true", help="also time the floor of each API tried for the fast path"
     )
+    parser.add_argument(
+        "--job-rows", action="store_true", help="also time the fast path over a job's input rows (JSON payload)"
+    )
     args = parser.parse_args()
 
     from windtunnel.spark_impl.session import spark_session
@@ -340,6 +362,8 @@ def main() -> None:
     run(exact_query(spark, root / "warmup"))
     batch_run(spark, root / "warmup")
     batch_run(spark, root / "warmup", jvm=False)
+    if args.job_rows:
+        batch_run_in(spark, root / "warmup", Path(tempfile.mkdtemp()), True, job_rows=True)
     apis = API_FLOORS if args.api_floors else ()
     for api in apis:
         api_floor(spark, root / "warmup", api)
@@ -362,6 +386,9 @@ def main() -> None:
         keep("exact", run(exact_query(spark, root / "data")))
         keep("batch", batch_run(spark, root / "data"))
         keep("batch/python", batch_run(spark, root / "data", jvm=False))
+        if args.job_rows:
+            for label, jvm in (("batch/job-rows", True), ("batch/job-rows/python", False)):
+                keep(label, batch_run_in(spark, root / "data", Path(tempfile.mkdtemp()), jvm, job_rows=True))
         for api in apis:
             keep(api, api_floor(spark, root / "data", api))
         if args.floor:
@@ -377,7 +404,8 @@ def main() -> None:
             f"{label:26s} {args.events / seconds / 1e6:6.3f}M ev/s  ({seconds:6.2f} s, "
             f"{batches[label]} micro-batches; steady {steady[label] / 1e6:6.3f}M ev/s)"
         )
-    sides = ["batch", "batch/python", "exact", *apis] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
+    jobs = ["batch/job-rows", "batch/job-rows/python"] if args.job_rows else []
+    sides = ["batch", "batch/python", *jobs, "exact", *apis] + (["floor"] if args.floor else []) + (["exact/reference"] if args.reference else [])
     for side in sides:
         for store in stores:
             print(
