@@ -289,17 +289,32 @@ def fast_outputs(
         wall_before = wall
         if walls is not None:
             wall = walls[-1]
-        starts = start_at[in_order].tolist()
-        refs = window_refs  # windows [s, s + count) are the same for every key: shared values
+        # windows [s, s + count) are the same for every key: shared values, looked up once
+        # per distinct start (multiples of hop: by (s - low) // hop while the starts
+        # span little more than the windows); windows and groups gathered by numpy
+        starts = start_at[in_order]
+        distinct: Iterable[int] = ()
+        if len(starts):
+            low, high = int(starts.min()), int(starts.max())
+            if (high - low) // hop < len(starts) + 64:
+                distinct, slot = range(low, high + 1, hop), (starts - low) // hop
+            else:
+                spread, slot = np.unique(starts, return_inverse=True)
+                distinct = spread.tolist()
+        refs = window_refs
         if len(refs) > _MAX_REFS:
             refs.clear()
-        for start in set(starts).difference(refs):
-            refs[start] = window_ref(None, None, start, start + count)
-        values = [key.value for key in chunk_keys]
+        windows = []
+        for start in distinct:
+            ref = refs.get(start)
+            if ref is None:
+                ref = refs[start] = window_ref(None, None, start, start + count)
+            windows.append(ref)
+        values = (key.value for key in chunk_keys)
         return emitted(
             (in_order + first_seq).tolist(),
-            list(map(refs.__getitem__, starts)),
-            list(map(values.__getitem__, which_at[in_order].tolist())),
+            np.fromiter(windows, dtype=object, count=len(windows))[slot].tolist() if windows else [],
+            np.fromiter(values, dtype=object, count=len(chunk_keys))[which_at[in_order]].tolist(),
             [walls[p] for p in in_order.tolist()] if walls is not None else None, wall_before,
         )
 

@@ -128,6 +128,18 @@ def test_numeric_keys_group_like_the_reference_in_the_columns(
     assert tuple(fast) == tuple(reference(query, items, Rules()))
 
 
+@pytest.mark.parametrize("every", [1, 2, 3])
+def test_windows_of_keys_far_apart_in_one_chunk(every: int) -> None:
+    """One key thousands of offsets ahead of the others: the chunk's window starts spread
+    wider than its windows (count_fast looks them up by distinct start, not by a range)."""
+    keys = ["a"] * 3000 + ["a", "b", "c", "b"] * 100
+    items = tuple(Event(i, {"key": k}) for i, k in enumerate(keys))
+    query = Query(CountWindows(3, every=every), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    for chunk_size in (500, 4096):
+        fast = fast_outputs(query, items, Rules(), chunk_size=chunk_size)
+        assert tuple(fast) == tuple(reference(query, items, Rules()))
+
+
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 64])
 def test_missing_and_unhashable_keys_in_a_chunk_take_the_loop(chunk_size: int) -> None:
     keys: list[Any] = ["a", "a", [1], "b", None, "a", [1], "b"] * 3
