@@ -116,13 +116,16 @@ def fast_outputs(
         if not flush:
             return
         partial_rows: dict[int, list[dict[str, Any]]] = {}  # a count-only row per count held
+        refs = window_refs  # the completed windows' shared values
         for key in keys.values():
             following = key.next_offset
             if count_only:  # open: starts s < following with s + count > following
                 first = max(0, following - count + 1)
                 first += -first % hop
                 for start in range(first, following, hop):
-                    ref = window_ref(None, None, start, start + count)
+                    ref = refs.get(start)
+                    if ref is None:
+                        ref = refs[start] = window_ref(None, None, start, start + count)
                     held = following - start
                     made = partial_rows.get(held)
                     if made is None:
@@ -247,11 +250,13 @@ def fast_outputs(
         codes = table.codes(events)
         if codes is None:
             return None
-        return counted(codes, walls)
+        return emitted(*counted(codes, walls))
 
-    def counted(codes: npt.NDArray[np.intp], walls: list[int] | None) -> Iterator[Output]:
-        """Advance every key's offsets by a run's events (their key codes) and return the
-        emissions of the windows they complete, in stream order, built as consumed.
+    def counted(
+        codes: npt.NDArray[np.intp], walls: list[int] | None
+    ) -> tuple[list[int], list[WindowRef], list[Any], list[int] | None, int]:
+        """Advance every key's offsets by a run's events (their key codes) and return what
+        :func:`emitted` takes for the windows they complete, in stream order.
 
         A key with offset ``b`` before the run and ``m`` events in it gives them offsets
         ``b, ..., b + m - 1``; those completing a window (``offset - count + 1`` a
@@ -311,7 +316,7 @@ def fast_outputs(
                 ref = refs[start] = window_ref(None, None, start, start + count)
             windows.append(ref)
         values = (key.value for key in chunk_keys)
-        return emitted(
+        return (
             (in_order + first_seq).tolist(),
             np.fromiter(windows, dtype=object, count=len(windows))[slot].tolist() if windows else [],
             np.fromiter(values, dtype=object, count=len(chunk_keys))[which_at[in_order]].tolist(),
@@ -342,6 +347,9 @@ def fast_outputs(
             out.__class__ = emission_type  # the twin becomes an Emission (same slots)
             yield out
 
+    twin = EmissionSlots
+    emission_type = Emission
+    copy_row = template[0].copy if template else dict
     index = -1
     for chunk in chunks(items, chunk_size):
         if columnar and not ended and len(chunk) >= min_run:
@@ -352,7 +360,19 @@ def fast_outputs(
             if codes is not None:
                 index += len(chunk)
                 chunk.release()
-                yield from counted(codes, None)
+                seqs, windows, groups, _, wall_ms = counted(codes, None)
+                for seq, ref, group in zip(seqs, windows, groups, strict=True):
+                    out: Any = twin()  # as emitted() builds it, inline: one generator less
+                    out.window = ref
+                    out.group = group
+                    out.row = copy_row()
+                    out.reason = "count"
+                    out.after_seq = seq
+                    out.wall_ms = wall_ms
+                    out.partial = False
+                    out.type = "emit"
+                    out.__class__ = emission_type
+                    yield out
                 continue
         run_items = chunk.items()
         for run_start, run_stop, plain in event_runs(run_items):
