@@ -282,7 +282,7 @@ class KeyTable:
                 if isinstance(key, int) and 0 <= key < 65_536:
                     table[int(key)] = code  # int(): a bool index would be a mask
             self._table_keys = len(self.code_of)
-        codes = table[packed]
+        codes = table.take(packed)
         if bool((codes < 0).any()):
             return None
         return codes
