@@ -15,7 +15,8 @@ events numbered on, without arrival times, on known keys is read in one pass int
 codes, each event's offset is its key's offset so far plus its rank among the chunk's
 events of that key (a stable sort by code), and the windows completed are those whose
 start ``offset - count + 1`` is a non-negative multiple of ``every``; only their
-emissions are built. Other chunks are split into runs of plain events (checked column by
+emissions are built (their windows and groups gathered in bulk, each emission filled in
+place, see :func:`~windtunnel.oracle.windows.columns.emission`). Other chunks are split into runs of plain events (checked column by
 column: seqs, arrival times, new keys in first-seen order) and single items; what the
 columns cannot take (unhashable keys, broken streams, watermarks, end of input) goes
 through the per-event loop, which shares the keys' offsets, so outputs stay exact.
