@@ -57,11 +57,13 @@ def build(out: Path) -> None:
     """Compile the sources and write the jar to ``out``."""
     with tempfile.TemporaryDirectory() as tmp:
         classes = Path(tmp)
-        subprocess.run(
+        compiled = subprocess.run(
             ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath(),
              *map(str, sources())],
-            check=True,
+            check=False,
         )
+        if compiled.returncode != 0:
+            raise SystemExit(f"javac failed (exit {compiled.returncode}); the jar was not written")
         entries = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
         entries[DIGEST_ENTRY] = (source_digest() + "\n").encode()
         entries[JAVAC_ENTRY] = (javac_version() + "\n").encode()

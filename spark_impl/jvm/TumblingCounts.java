@@ -44,19 +44,24 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
     private static final long serialVersionUID = 1L;
     private final byte[] input;
     private final boolean guarded;
+    private final String[] jsonKeys;
 
-    public TumblingCounts(byte[] input, boolean guarded) {
+    public TumblingCounts(byte[] input, boolean guarded, String[] jsonKeys) {
         this.input = input;
         this.guarded = guarded;
+        this.jsonKeys = jsonKeys;
     }
 
     /**
      * The step over {@code batch}: {@code expressions} are Spark SQL expressions giving seq,
-     * [arrival_ms], the event time and [the key] (each cast to int64 unless it is one);
+     * [arrival_ms], the event time and [the key] (each cast to int64 unless it is one), or, with
+     * {@code jsonKeys}, seq, [arrival_ms] and the event as JSON text whose top-level
+     * {@code jsonKeys} (the time field, [the key field]) are read by {@link JsonFields};
      * {@code guard}, unless empty, a boolean expression true on rows the step cannot take
      * (control rows: the task declines the micro-batch). The state comes in {@code input}.
      */
-    public static byte[] run(Dataset<Row> batch, String[] expressions, String guard, byte[] input) {
+    public static byte[] run(Dataset<Row> batch, String[] expressions, String guard, String[] jsonKeys,
+            byte[] input) {
         int n = expressions.length + (guard.isEmpty() ? 0 : 1);
         Column[] named = new Column[n];
         for (int i = 0; i < expressions.length; i++) {
@@ -71,11 +76,12 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         for (int i = 0; i < n; i++) {
             Column column = functions.col(schema.fields()[i].name());
             // int64 columns as they are: selecting the scan's own columns needs no cast
-            boolean keep = i >= expressions.length || schema.fields()[i].dataType() instanceof LongType;
+            boolean json = jsonKeys.length > 0 && i == expressions.length - 1;
+            boolean keep = json || i >= expressions.length || schema.fields()[i].dataType() instanceof LongType;
             typed[i] = keep ? column : column.cast("long");
         }
         JavaRDD<InternalRow> rdd = selected.select(typed).queryExecution().toRdd().toJavaRDD();
-        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input, !guard.isEmpty())).collect();
+        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input, !guard.isEmpty(), jsonKeys)).collect();
         if (out.isEmpty()) {
             return status(3);
         }
@@ -83,14 +89,14 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
     }
 
     /**
-     * {@link #run(Dataset, String[], String, byte[])} with the state read from the file
+     * {@link #run(Dataset, String[], String, String[], byte[])} with the state read from the file
      * {@code request} and the answer written to the file {@code answer} (files on the driver:
      * Py4J moves large byte arrays slowly, about 15 MB/s).
      */
-    public static void runFiles(Dataset<Row> batch, String[] expressions, String guard, String request,
-            String answer) throws IOException {
+    public static void runFiles(Dataset<Row> batch, String[] expressions, String guard, String[] jsonKeys,
+            String request, String answer) throws IOException {
         byte[] input = Files.readAllBytes(Paths.get(request));
-        Files.write(Paths.get(answer), run(batch, expressions, guard, input));
+        Files.write(Paths.get(answer), run(batch, expressions, guard, jsonKeys, input));
     }
 
     private static byte[] status(long code) {
@@ -134,9 +140,18 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         long[] carriedStart = readLongs(in, nWin);
         long[] carriedCount = readLongs(in, nWin);
 
-        // the rows, as int64 columns
-        int width = 2 + (hasArrival ? 1 : 0) + (hasKey ? 1 : 0);
+        // the rows, as int64 columns (or the time and key read from the JSON text at timeAt)
+        boolean json = jsonKeys.length > 0;
         int timeAt = hasArrival ? 2 : 1;
+        int width = json ? timeAt + 1 : 2 + (hasArrival ? 1 : 0) + (hasKey ? 1 : 0);
+        JsonFields fields = null;
+        if (json) {
+            byte[][] encoded = new byte[jsonKeys.length][];
+            for (int i = 0; i < jsonKeys.length; i++) {
+                encoded[i] = jsonKeys[i].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            }
+            fields = new JsonFields(encoded);
+        }
         LongList seqs = new LongList();
         LongList arrivals = new LongList();
         LongList times = new LongList();
@@ -151,7 +166,20 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
             if (guarded && r.getBoolean(width)) {
                 return status(4);
             }
-            long t = r.getLong(timeAt);
+            long t;
+            long key = 0;
+            if (fields != null) {
+                org.apache.spark.unsafe.types.UTF8String text = r.getUTF8String(timeAt);
+                byte[] bytes = text.getBytes();
+                if (!fields.read(bytes, 0, bytes.length)) {
+                    return status(1); // not integers as json.loads reads them: the Python step
+                }
+                t = fields.get(0);
+                key = hasKey ? fields.get(1) : 0;
+            } else {
+                t = r.getLong(timeAt);
+                key = hasKey ? r.getLong(timeAt + 1) : 0;
+            }
             if (t >= limit || t <= -limit) {
                 return status(2);
             }
@@ -161,7 +189,7 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
             }
             times.add(t);
             if (hasKey) {
-                keys.add(r.getLong(timeAt + 1));
+                keys.add(key);
             }
         }
         int n = seqs.size;
