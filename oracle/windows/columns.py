@@ -255,15 +255,14 @@ class KeyTable:
     """Codes 0, 1, 2, ... for group lookup keys (the field's value, or ``()`` with no group
     fields) in first-seen order, and the per-key object ``new(lookup)`` made for each."""
 
-    __slots__ = ("_table", "_table_keys", "code_of", "field", "new", "objects")
+    __slots__ = ("_table", "code_of", "field", "new", "objects")
 
     def __init__(self, field: str | None, new: Callable[[Any], Any]) -> None:
         self.field = field
         self.new = new
         self.code_of: dict[Any, int] = {}
         self.objects: list[Any] = []
-        self._table: npt.NDArray[np.intp] | None = None  # code by small int key, -1: none
-        self._table_keys = 0  # len(code_of) when _table was built
+        self._table: npt.NDArray[np.intp] | None = None  # code by small int key, -1: none (built on first use, kept by add)
 
     def small_int_codes(self, raw: list[Any]) -> npt.NDArray[np.intp] | None:
         """The codes of known keys ``raw`` that all pack as ints 0..65,535 (one
@@ -276,21 +275,24 @@ class KeyTable:
         except struct.error:  # not all small non-negative ints
             return None
         table = self._table
-        if table is None or self._table_keys != len(self.code_of):
+        if table is None:
             table = self._table = np.full(65_536, -1, dtype=np.intp)
             for key, code in self.code_of.items():
                 if isinstance(key, int) and 0 <= key < 65_536:
                     table[int(key)] = code  # int(): a bool index would be a mask
-            self._table_keys = len(self.code_of)
         codes = table.take(packed)
         if bool((codes < 0).any()):
             return None
         return codes
 
     def add(self, lookup: Any, obj: Any) -> None:
-        """Register a key the per-event loop created."""
-        self.code_of[lookup] = len(self.objects)
+        """Register a new key (code: the next one), also in the small int table if built."""
+        code = len(self.objects)
+        self.code_of[lookup] = code
         self.objects.append(obj)
+        table = self._table
+        if table is not None and isinstance(lookup, int) and 0 <= lookup < 65_536:
+            table[int(lookup)] = code
 
     def plain_codes(
         self, items: Iterable[Item], next_seq: int, also: tuple[str, list[Any]] | None = None

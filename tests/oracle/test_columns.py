@@ -114,3 +114,9 @@ def test_small_int_codes_follow_keys_added_later() -> None:
     table.add(9, 9)
     codes = table.small_int_codes([9, 5])
     assert codes is not None and codes.tolist() == [1, 0]
+    table.add(True, True)  # after the table was built: entry 1, not a mask
+    table.add("a", "a")
+    table.add(70_000, 70_000)
+    codes = table.small_int_codes([1, 9, True, 5])
+    assert codes is not None and codes.tolist() == [2, 1, 2, 0]
+    assert table.small_int_codes([4]) is None
