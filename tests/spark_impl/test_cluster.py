@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,8 +184,10 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         processes.append(worker)
 
         def worker_alive() -> bool:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
-                return int(json.load(answer).get("aliveworkers", 0)) >= 1
+            # the master's log, not its web UI: when another process took the UI port in the
+            # meantime, Spark moves the UI to the next port and the JSON answer is not its own
+            log = tmp / "master.log"
+            return log.exists() and "Registering worker" in log.read_text(errors="replace")
 
         wait_until(worker_alive, "standalone worker", worker, tmp / "worker.log")
         yield url
