@@ -56,9 +56,9 @@ SPECS = {
 @pytest.mark.parametrize("name", list(SPECS))
 def test_fast_path_agrees_with_the_oracle_on_generated_streams(windtunnel_spark: Any, name: str) -> None:
     target = target_named("spark-fast", windtunnel_spark)
-    result = check(scenario(SPECS[name]), target, examples=12, seed=3, batch_size=12)
+    result = check(scenario(SPECS[name]), target, examples=8, seed=3, batch_size=8)
     assert result.failure is None, result.failure
-    assert result.checked == 13  # the spec's own input and 12 generated streams
+    assert result.checked == 9  # the spec's own input and 8 generated streams
 
 
 @pytest.mark.spark
@@ -76,7 +76,7 @@ def test_a_broken_step_is_caught(windtunnel_spark: Any, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(jvm_step, "_apply", without_drops)
     late = TUMBLING + "  - {event: {ts: 3, k: 2}}\n"  # key 2's clock is 26: late
-    result = check(scenario(late), target_named("spark-fast", windtunnel_spark), examples=0)
+    result = check(scenario(late), target_named("spark-fast", windtunnel_spark), examples=0, shrink_seconds=1)
     assert result.failure is not None
 
 

@@ -302,7 +302,7 @@ def python_reads(text: str) -> list[int] | None:
 
 
 @pytest.mark.spark
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(json_texts())
 def test_the_tasks_json_reader_takes_only_what_json_loads_reads_the_same(spark: Any, text: str) -> None:
     from windtunnel.spark_impl import jvm_step
