@@ -280,13 +280,11 @@ def fast_outputs(
         step = np.arange(len(which)) - np.repeat(np.cumsum(completing) - completing, completing)
         rank = first_rank[which] + hop * step
         positions = order[(np.cumsum(m) - m)[which] + rank]  # their stream positions
-        done = np.zeros(n, dtype=bool)
-        done[positions] = True
-        start_at = np.empty(n, dtype=np.int64)
-        start_at[positions] = b[which] + rank - (count - 1)
-        which_at = np.empty(n, dtype=np.intp)
-        which_at[positions] = which
-        in_order = np.flatnonzero(done)
+        # in stream order: positions are distinct, a radix sort as uint16 in a chunk
+        by_position = np.argsort(positions.astype(np.uint16) if n <= 65_536 else positions, kind="stable")
+        in_order = positions[by_position]
+        starts = (b[which] + rank - (count - 1))[by_position]
+        which = which[by_position]
         first_seq = next_seq
         for key, following in zip(chunk_keys, (b + m).tolist(), strict=True):
             key.next_offset = following
@@ -298,7 +296,6 @@ def fast_outputs(
         # windows [s, s + count) are the same for every key: shared values, looked up once
         # per distinct start (multiples of hop: by (s - low) // hop while the starts
         # span little more than the windows); windows and groups gathered by numpy
-        starts = start_at[in_order]
         distinct: Iterable[int] = ()
         if len(starts):
             low, high = int(starts.min()), int(starts.max())
@@ -320,7 +317,7 @@ def fast_outputs(
         return (
             (in_order + first_seq).tolist(),
             np.fromiter(windows, dtype=object, count=len(windows))[slot].tolist() if windows else [],
-            np.fromiter(values, dtype=object, count=len(chunk_keys))[which_at[in_order]].tolist(),
+            np.fromiter(values, dtype=object, count=len(chunk_keys))[which].tolist(),
             [walls[p] for p in in_order.tolist()] if walls is not None else None, wall_before,
         )
 

@@ -140,6 +140,16 @@ def test_windows_of_keys_far_apart_in_one_chunk(every: int) -> None:
         assert tuple(fast) == tuple(reference(query, items, Rules()))
 
 
+def test_a_chunk_past_65536_events_keeps_stream_order() -> None:
+    """Positions past uint16 (count_fast sorts a chunk's completing events by position as
+    uint16 only up to 65,536 events)."""
+    items = tuple(Event(i, {"key": i % 7}) for i in range(66_000))
+    query = Query(CountWindows(3, every=2), group_by=("key",), aggregate=(Aggregation("n", "count"),))
+    fast = tuple(fast_outputs(query, items, Rules(), chunk_size=70_000))
+    assert fast == tuple(reference(query, items, Rules()))
+    assert [o.after_seq for o in fast if o.reason == "count"][-3:] == [65_997, 65_998, 65_999]
+
+
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 64])
 def test_missing_and_unhashable_keys_in_a_chunk_take_the_loop(chunk_size: int) -> None:
     keys: list[Any] = ["a", "a", [1], "b", None, "a", [1], "b"] * 3
