@@ -30,21 +30,25 @@ on the general operator (:func:`windtunnel.spark_impl.operator.apply_window`).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
-from windtunnel.spark_impl.arrow_rows import OUTPUT_ARROW_SCHEMA
+from windtunnel.spark_impl.batch_output import (
+    DataFrameOutput,
+    FileOutput,
+    Output,
+    Rows,
+    output_for,
+)
 from windtunnel.spark_impl.batch_state import BatchStateStore, Version
 from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.fast import eligible as fast_eligible
@@ -56,11 +60,8 @@ from windtunnel.spark_impl.fast_frames import (
     typed_key_null,
 )
 from windtunnel.spark_impl.fast_tumbling import covers, tumbling_counts
-from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, OUTPUT_DDL
+from windtunnel.spark_impl.schema import EVENT
 
-FILE_FORMATS = ("json", "parquet")
-Rows: TypeAlias = "pd.DataFrame | pa.Table"
-"""A micro-batch's output rows: a pandas frame (general step) or an Arrow table (typed steps)."""
 STATE_DIR = "windtunnel-batch-state"
 """The state versions' directory inside the query's checkpoint directory."""
 
@@ -69,100 +70,6 @@ def eligible(query: Query, rules: Rules = DEFAULT_RULES, *, clock: str = "arriva
     """True when the fast path gives the operator's rows: the vectorised step covers the
     query and the wall clock is virtual (the system clock needs processing-time timers)."""
     return clock == "arrival" and fast_eligible(query, rules)
-
-
-# ---------------------------------------------------------------- sinks
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutput:
-    """Output rows as one file per micro-batch in ``path`` (``json`` lines with nulls left
-    out, as Spark writes them, or ``parquet`` with the operator's schema), named after the
-    micro-batch id: a replayed micro-batch overwrites its file."""
-
-    path: str
-    fmt: str = "json"
-
-    def __post_init__(self) -> None:
-        if self.fmt not in FILE_FORMATS:
-            raise InvalidInput("format", self.fmt, "unknown output format", "use json or parquet")
-
-    def file(self, name: str) -> Path:
-        return Path(self.path) / f"part-{name}-windtunnel.{self.fmt}"
-
-    def __call__(self, out: Rows, name: str, spark: Any) -> None:
-        target = self.file(name)
-        if not len(out):
-            target.unlink(missing_ok=True)
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.tmp")
-        if self.fmt == "json":
-            records = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
-            temporary.write_text("".join(json_line(r) for r in records))
-        else:
-            import pyarrow.parquet as pq
-
-            pq.write_table(arrow_table(out), temporary)
-        os.replace(temporary, target)
-
-
-@dataclass(frozen=True, slots=True)
-class DataFrameOutput:
-    """Output rows as a DataFrame (``schema.OUTPUT_DDL``) handed to ``function(df, name)``
-    (``name``: the micro-batch id as text, or ``end`` for the end-of-input flush)."""
-
-    function: Callable[[Any, str], None]
-
-    def __call__(self, out: Rows, name: str, spark: Any) -> None:
-        self.function(spark.createDataFrame(arrow_table(out).to_pandas(), OUTPUT_DDL), name)
-
-
-Output = FileOutput | DataFrameOutput
-
-
-def json_line(record: dict[str, Any]) -> str:
-    """One output row as a JSON line, null fields left out (as Spark's JSON writer does)."""
-    kept = {k: _plain(v) for k, v in record.items() if v is not None and v is not pd.NA}
-    return json.dumps(kept, separators=(",", ":")) + "\n"
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
-def arrow_table(out: Rows) -> pa.Table:
-    """Output rows as an Arrow table with the operator's column types."""
-    if isinstance(out, pa.Table):
-        return out
-    return pa.Table.from_pandas(out[list(OUTPUT_COLUMNS)], schema=OUTPUT_ARROW_SCHEMA, preserve_index=False)
-
-
-def output_for(kind: str, path: str | None, function: Callable[[Any, int], None] | None) -> Output:
-    """The fast path's writer for a job sink: ``json``/``parquet`` files in ``path``,
-    ``console`` (each micro-batch's rows printed), ``foreach_batch`` (``function(df, batch_id)``).
-    Raises InvalidInput for another sink."""
-    if kind in FILE_FORMATS and path:
-        return FileOutput(str(Path(path).resolve()), kind)
-    if kind == "console":
-        return DataFrameOutput(_show)
-    if kind == "foreach_batch" and function is not None:
-        return DataFrameOutput(_ById(function))
-    raise InvalidInput("sink", kind, "the fast path writes json, parquet, console or foreach_batch", "use one of them")
-
-
-def _show(df: Any, name: str) -> None:
-    df.show(n=1000, truncate=False)
-
-
-@dataclass(frozen=True, slots=True)
-class _ById:
-    """A ``function(df, batch_id)`` called with the micro-batch id as an int (-1: the end flush)."""
-
-    function: Callable[[Any, int], None]
-
-    def __call__(self, df: Any, name: str) -> None:
-        self.function(df, int(name) if name.isdigit() else -1)
 
 
 def checkpoint_allows(checkpoint: str) -> bool:
@@ -403,7 +310,6 @@ def frame_of(table: Any) -> pd.DataFrame:
     """An Arrow table as pandas: integer columns with nulls as nullable ``Int64`` (exact; no
     float detour), without nulls as plain int64."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     columns: dict[str, Any] = {}
