@@ -26,8 +26,12 @@ null or text times, unhashable keys, a broken stream) through the per-event loop
 from __future__ import annotations
 
 import dataclasses
+import struct
 from bisect import insort
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -54,6 +58,13 @@ from windtunnel.oracle.windows.session_columns import count_rows, session_chunk
 _MIN_RUN = 16
 """Shorter chunks take the per-event loop (the columns' setup costs more)."""
 _TIME_LIMIT = 1 << 62
+
+
+
+@lru_cache(maxsize=8)
+def _int64s(n: int) -> struct.Struct:
+    return struct.Struct(f"={n}q")
+
 
 _FREE_RULES = {"end_of_input": "flush", "session_gap": "inclusive"}
 """Rules the fast path reads itself; every other rule must keep its default value."""
@@ -114,8 +125,25 @@ def fast_outputs(
 ) -> Iterator[Output]:
     """The reference's outputs for an :func:`eligible` run, computed faster.
 
-    Raises InvalidStream for a malformed stream, as the reference does.
+    Raises InvalidStream for a malformed stream, as the reference does. The outputs of
+    each part (a chunk, an item) are chained in C: a consumer's ``next`` resumes one
+    Python frame, the part's, not also a generator delegating to it.
     """
+    return chain.from_iterable(
+        _parts(query, items, rules, time_unit_ms, start_wall_ms, chunk_size, min_run)
+    )
+
+
+def _parts(
+    query: Query,
+    items: Iterable[Item],
+    rules: Rules,
+    time_unit_ms: int,
+    start_wall_ms: int,
+    chunk_size: int,
+    min_run: int,
+) -> Iterator[Iterable[Output]]:
+    """:func:`fast_outputs`' outputs part by part, each part consumed before the next is made."""
     window = query.window
     assert isinstance(window, SessionWindows) and query.aggregate is not None
     gap = window.gap_ms
@@ -350,31 +378,39 @@ def fast_outputs(
         (None: the per-event loop must take it)."""
         nonlocal after_seq, next_seq
         assert time_field is not None
-        raw_times: list[Any] = []
-        # one pass: seqs, arrival times, keys and event times
-        codes = table.plain_codes(chunk.iterate(), next_seq, (time_field, raw_times))
+        # one pass over the items (seqs, arrival times, payloads), then the columns by map
+        payloads = plain_payloads(chunk.iterate(), next_seq)
+        if payloads is None:
+            return None
+        try:
+            raw_times = list(map(itemgetter(time_field), payloads))
+        except KeyError:
+            return None
+        if set(map(type, raw_times)) != {int}:
+            return None
+        try:  # one struct call (about twice as fast as np.fromiter)
+            times = np.frombuffer(_int64s(len(raw_times)).pack(*raw_times), dtype=np.int64)
+        except struct.error:  # beyond int64
+            return None
+        del raw_times
+        codes = None
+        if key_field is not None:
+            try:
+                raw_keys = list(map(itemgetter(key_field), payloads))
+            except KeyError:  # no key field: the key is None (payload_codes below)
+                pass
+            else:
+                codes = table.small_int_codes(raw_keys)  # known small int keys, in bulk
+                del raw_keys
         if codes is None:
-            payloads = plain_payloads(chunk.iterate(), next_seq)
-            if payloads is None:
-                return None
             codes = table.payload_codes(payloads)  # new keys: first seen first
             if codes is None:
                 return None
-            try:
-                raw_times = [p[time_field] for p in payloads]
-            except KeyError:
-                return None
-        if set(map(type, raw_times)) != {int}:
-            return None
-        try:
-            times = np.fromiter(raw_times, dtype=np.int64, count=len(raw_times))
-        except OverflowError:
-            return None
-        raw_times = []
+        del payloads
         if time_unit_ms != 1:
-            if int(np.abs(times).max()) * time_unit_ms >= _TIME_LIMIT:
+            if max(-int(times.min()), int(times.max())) * time_unit_ms >= _TIME_LIMIT:
                 return None
-            times *= time_unit_ms
+            times = times * time_unit_ms
         outputs = session_chunk(
             table.objects, codes, times, floor=floor, tolerance=tolerance, reach=reach,
             span=span, first_seq=next_seq, wall_ms=wall, rows=chunk_rows,
@@ -391,10 +427,10 @@ def fast_outputs(
             if outputs is not None:
                 index += len(chunk)
                 chunk.release()
-                yield from outputs
+                yield outputs
                 continue
         for item in chunk.items():
             index += 1
-            yield from scalar(index, item)
+            yield scalar(index, item)
     if not ended:
-        yield from end()
+        yield end()

@@ -174,8 +174,8 @@ def test_the_columns_equal_the_reference_on_dense_times(
 
 @pytest.mark.parametrize(
     "times",
-    [[0, 2**61, 5, 2**61 + 3], [2**70, 1, 2], [-(2**62), 0, 3], [1, 2, 2**63 - 2]],
-    ids=["a wide range", "beyond int64", "near the int64 floor", "near the int64 ceiling"],
+    [[0, 2**61, 5, 2**61 + 3], [2**70, 1, 2], [-(2**62), 0, 3], [1, 2, 2**63 - 2], [-(2**63), 0, 3]],
+    ids=["a wide range", "beyond int64", "near the int64 floor", "near the int64 ceiling", "the int64 floor"],
 )
 @pytest.mark.parametrize("time_unit_ms", [1, 1000])
 def test_extreme_times_read_like_the_reference(times: list[int], time_unit_ms: int) -> None:
@@ -184,6 +184,24 @@ def test_extreme_times_read_like_the_reference(times: list[int], time_unit_ms: i
     query = Query(SessionWindows(10, tolerance_ms=5), group_by=("key",), aggregate=COUNT)
     fast = fast_outputs(query, stream, Rules(), time_unit_ms, chunk_size=4, min_run=1)
     assert tuple(fast) == tuple(reference(query, stream, Rules(), time_unit_ms))
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [{"key": "a"}, {"ts": 4}, {"ts": True, "key": "a"}, {"ts": 4.0, "key": "a"}, {"ts": 2**64, "key": "a"}],
+    ids=["no time", "no key", "a bool time", "a float time", "a time beyond uint64"],
+)
+@pytest.mark.parametrize("position", [0, 3, 7])
+def test_a_chunk_with_an_odd_time_or_key_reads_like_the_reference(odd: dict[str, Any], position: int) -> None:
+    """The columns read times and keys by map: a missing field or a time that is not a
+    plain int in a chunk sends it to the per-event loop, as the reference reads it."""
+    payloads: list[dict[str, Any]] = [{"ts": t, "key": "ab"[t % 2]} for t in (0, 3, 1, 9, 30, 31, 29, 60)]
+    payloads[position] = odd
+    stream = numbered(payloads * 2)
+    query = Query(SessionWindows(10, tolerance_ms=5), group_by=("key",), aggregate=COUNT)
+    for chunk_size in (4, 8, 16):
+        fast = fast_outputs(query, stream, Rules(), 1, chunk_size=chunk_size, min_run=1)
+        assert tuple(fast) == tuple(reference(query, stream, Rules(), 1))
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 8])
