@@ -49,6 +49,7 @@ from windtunnel.oracle.windows.columns import (
     KeyTable,
     chunks,
     emission,
+    plain_fields,
     plain_payloads,
     window_ref,
 )
@@ -378,13 +379,23 @@ def _parts(
         (None: the per-event loop must take it)."""
         nonlocal after_seq, next_seq
         assert time_field is not None
-        # one pass over the items (seqs, arrival times, payloads), then the columns by map
-        payloads = plain_payloads(chunk.iterate(), next_seq)
-        if payloads is None:
-            return None
-        try:
-            raw_times = list(map(itemgetter(time_field), payloads))
-        except KeyError:
+        # one pass over the items: seqs, arrival times, keys and event times
+        fields = plain_fields(chunk.iterate(), next_seq, key_field, time_field) if key_field is not None else None
+        if fields is not None:
+            raw_keys, raw_times = fields
+            codes = table.value_codes(raw_keys)  # new keys: first seen first
+            del raw_keys
+        else:  # no group field, or a field missing somewhere: the payloads, then by map
+            payloads = plain_payloads(chunk.iterate(), next_seq)
+            if payloads is None:
+                return None
+            try:
+                raw_times = list(map(itemgetter(time_field), payloads))
+            except KeyError:
+                return None
+            codes = table.payload_codes(payloads)  # a missing group field: the key None
+            del payloads
+        if codes is None:
             return None
         if set(map(type, raw_times)) != {int}:
             return None
@@ -393,20 +404,6 @@ def _parts(
         except struct.error:  # beyond int64
             return None
         del raw_times
-        codes = None
-        if key_field is not None:
-            try:
-                raw_keys = list(map(itemgetter(key_field), payloads))
-            except KeyError:  # no key field: the key is None (payload_codes below)
-                pass
-            else:
-                codes = table.small_int_codes(raw_keys)  # known small int keys, in bulk
-                del raw_keys
-        if codes is None:
-            codes = table.payload_codes(payloads)  # new keys: first seen first
-            if codes is None:
-                return None
-        del payloads
         if time_unit_ms != 1:
             if max(-int(times.min()), int(times.max())) * time_unit_ms >= _TIME_LIMIT:
                 return None

@@ -17,6 +17,7 @@ from windtunnel.oracle.windows.columns import (
     emission,
     event_runs,
     int_array,
+    plain_fields,
     window_ref,
 )
 
@@ -120,3 +121,41 @@ def test_small_int_codes_follow_keys_added_later() -> None:
     codes = table.small_int_codes([1, 9, True, 5])
     assert codes is not None and codes.tolist() == [2, 1, 2, 0]
     assert table.small_int_codes([4]) is None
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([Event(3, {"k": 1, "t": 5}), Event(4, {"k": "a", "t": None, "x": 0})], ([1, "a"], [5, None])),
+        ([Event(3, {"k": 1, "t": 5}), Event(5, {"k": 2, "t": 6})], None),  # a seq skipped
+        ([Event(3, {"k": 1, "t": 5}), Event(4, {"k": 2, "t": 6}, at_ms=9)], None),  # an arrival time
+        ([Event(3, {"k": 1, "t": 5}), Event(4, {"t": 6})], None),  # no key field
+        ([Event(3, {"k": 1}), Event(4, {"k": 2, "t": 6})], None),  # no time field
+        ([Event(3, {"k": 1, "t": 5}), End()], None),  # not an event
+    ],
+)
+def test_plain_fields_read_both_fields_of_plain_events_only(items: list[Item], expected: Any) -> None:
+    assert plain_fields(iter(items), 3, "k", "t") == expected
+
+
+@pytest.mark.parametrize(
+    ("known", "raw", "keys"),
+    [
+        ([2], [4, 2, 4, 7], [2, 4, 7]),  # small ints, one known before
+        ([], ["b", 2, "a", "b", 70_000], ["b", 2, "a", 70_000]),
+        ([], [True, 1.0, 1, -3, None], [True, -3, None]),  # True, 1.0 and 1 are one key
+    ],
+)
+def test_value_codes_number_new_keys_in_first_seen_order(known: list[Any], raw: list[Any], keys: list[Any]) -> None:
+    table = KeyTable("k", lambda lookup: ("key", lookup))
+    for key in known:
+        table.add(key, ("key", key))
+    codes = table.value_codes(raw)
+    assert codes is not None and list(table.code_of) == keys
+    # each value's code names the key equal to it that was seen first
+    assert [table.objects[c] for c in codes.tolist()] == [("key", keys[keys.index(v)]) for v in raw]
+
+
+def test_value_codes_refuse_an_unhashable_key() -> None:
+    table = KeyTable("k", lambda lookup: lookup)
+    assert table.value_codes([1, [2]]) is None
