@@ -33,7 +33,7 @@ from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl import batch_exact
-from windtunnel.spark_impl.feed import feed
+from windtunnel.spark_impl.feed import Feed, feed
 from windtunnel.spark_impl.multi_exact import exact_rules
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, outputs_in_order
 
@@ -75,7 +75,8 @@ def run_scenario(spark: Any, scenario: Scenario) -> tuple[Output, ...]:
     check_runs(scenario)
     with tempfile.TemporaryDirectory(prefix="windtunnel-fast-") as tmp:
         root = Path(tmp)
-        typed = typed_batches(scenario)
+        fed = _feed(scenario)
+        typed = typed_batches(scenario, fed)
         batches = batch_exact.ExactBatches(
             scenario.query,
             batch_exact.FileOutput(str(root / "out"), "parquet"),
@@ -85,7 +86,7 @@ def run_scenario(spark: Any, scenario: Scenario) -> tuple[Output, ...]:
             start_wall_ms=scenario.start_wall_ms,
             columns=TYPED_COLUMNS if typed is not None else STREAM_COLUMNS,
         )
-        tables = typed if typed is not None else stream_batches(scenario)
+        tables = typed if typed is not None else stream_batches(scenario, fed)
         for batch_id, table in enumerate(tables):
             batches(spark.createDataFrame(table), batch_id)
         if typed is not None:  # the end of input (a scenario always ends)
@@ -99,9 +100,14 @@ def run_scenario(spark: Any, scenario: Scenario) -> tuple[Output, ...]:
         return tuple(outputs_in_order(rows))
 
 
-def stream_batches(scenario: Scenario) -> list[pa.Table]:
-    """The operator's input rows of each micro-batch (``kind``, ``payload``, ...)."""
-    fed = feed(scenario.items, scenario.query.group_by, buckets=1, start_wall_ms=scenario.start_wall_ms)
+def _feed(scenario: Scenario) -> Feed:
+    return feed(scenario.items, scenario.query.group_by, buckets=1, start_wall_ms=scenario.start_wall_ms)
+
+
+def stream_batches(scenario: Scenario, fed: Feed | None = None) -> list[pa.Table]:
+    """The operator's input rows of each micro-batch (``kind``, ``payload``, ...); ``fed``:
+    the scenario's feed when already made."""
+    fed = fed or _feed(scenario)
     return [
         pa.Table.from_pylist(
             [
@@ -114,10 +120,11 @@ def stream_batches(scenario: Scenario) -> list[pa.Table]:
     ]
 
 
-def typed_batches(scenario: Scenario) -> list[pa.Table] | None:
+def typed_batches(scenario: Scenario, fed: Feed | None = None) -> list[pa.Table] | None:
     """One table per micro-batch with a row per event (``seq``, ``arrival_ms``, the event's
-    fields), or None when the scenario needs stream rows (see the module docstring)."""
-    fed = feed(scenario.items, scenario.query.group_by, buckets=1, start_wall_ms=scenario.start_wall_ms)
+    fields), or None when the scenario needs stream rows (see the module docstring); ``fed``:
+    the scenario's feed when already made."""
+    fed = fed or _feed(scenario)
     events = {item.seq: item for group in fed.items for item in _events(group)}
     fields: tuple[str, ...] | None = None
     last_event_wall = scenario.start_wall_ms

@@ -298,10 +298,7 @@ class FastStep:
             close_wall = walls[usable[event_index]]
             order = np.lexsort((win_start[closing], close_seq))
             closing, close_seq, close_wall = closing[order], close_seq[order], close_wall[order]
-            group_start = np.ones(len(closing), bool)
-            group_start[1:] = close_seq[1:] != close_seq[:-1]
-            positions = np.arange(len(closing))
-            emit_index = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
+            emit_index = emit_indexes(close_seq)
             out.append(
                 emission_frame(
                     state, win_key[closing], win_start[closing],
@@ -362,6 +359,16 @@ def _order_by(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     if spread * (int(major.max()) - int(major.min()) + 1) < 2**62:
         return np.argsort((major - major.min()) * spread + (minor - low))
     return np.lexsort((minor, major))
+
+
+def emit_indexes(close_seq: np.ndarray) -> np.ndarray:
+    """Each emission's index among those its closing event writes (``close_seq`` sorted:
+    0, 1, ... within each run of equal seqs)."""
+    group_start = np.ones(len(close_seq), bool)
+    group_start[1:] = close_seq[1:] != close_seq[:-1]
+    positions = np.arange(len(close_seq))
+    indexes: np.ndarray = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
+    return indexes
 
 
 def _ranks(values: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:

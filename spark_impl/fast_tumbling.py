@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 from windtunnel.spark_impl import arrow_rows
-from windtunnel.spark_impl.fast import _ranks
+from windtunnel.spark_impl.fast import _ranks, emit_indexes
 from windtunnel.spark_impl.fast_frames import NONE, TIME_LIMIT_MS, _key_code, _out_of_range
 from windtunnel.spark_impl.fast_state import FastState
 
@@ -136,10 +136,7 @@ def tumbling_counts(
         close_wall = walls[event]
         order = np.lexsort((start_of[closing], close_seq))
         closing, close_seq, close_wall = closing[order], close_seq[order], close_wall[order]
-        group_start = np.ones(len(closing), bool)
-        group_start[1:] = close_seq[1:] != close_seq[:-1]
-        positions = np.arange(len(closing))
-        emit_index = positions - np.maximum.accumulate(np.where(group_start, positions, 0))
+        emit_index = emit_indexes(close_seq)
         keys = key_of[closing]
         out.append(
             arrow_rows.count_emission_table(

@@ -103,19 +103,29 @@ public final class JsonFields {
             } else if (!value(depth + 1)) {
                 return false;
             }
-            skipSpace();
-            if (at >= end) {
-                return false;
-            }
-            if (text[at] == ',') {
-                at++;
-            } else if (text[at] == '}') {
-                at++;
-                return true;
-            } else {
-                return false;
+            int next = separator('}');
+            if (next != MORE) {
+                return next == CLOSED;
             }
         }
+    }
+
+    private static final int MORE = 0;
+    private static final int CLOSED = 1;
+    private static final int BROKEN = 2;
+
+    /** After a member: {@link #MORE} past a comma, {@link #CLOSED} past {@code close}, else {@link #BROKEN}. */
+    private int separator(char close) {
+        skipSpace();
+        if (at < end && text[at] == ',') {
+            at++;
+            return MORE;
+        }
+        if (at < end && text[at] == close) {
+            at++;
+            return CLOSED;
+        }
+        return BROKEN;
     }
 
     /** The index of the key in {@code text[start, end)}, -1 for another key, -2 for an escaped one. */
@@ -210,17 +220,9 @@ public final class JsonFields {
             if (!value(depth + 1)) {
                 return false;
             }
-            skipSpace();
-            if (at >= end) {
-                return false;
-            }
-            if (text[at] == ',') {
-                at++;
-            } else if (text[at] == ']') {
-                at++;
-                return true;
-            } else {
-                return false;
+            int next = separator(']');
+            if (next != MORE) {
+                return next == CLOSED;
             }
         }
     }
