@@ -210,7 +210,9 @@ def tumbling_counts_jvm(jvm: JvmStep, step: Any, state: FastState, jdf: Any, inp
     """The output rows of one micro-batch as :func:`fast_tumbling.tumbling_counts` gives
     them, ``state`` updated in place; None without rows. ``jdf``: the micro-batch's Java
     Dataset; ``inputs``: what the task reads from it. Raises :class:`Fallback` when the task
-    finds a null value, a time at or beyond +-2^61 ms (after the unit) or a guarded row."""
+    finds a null value, a time at or beyond +-2^61 ms (after the unit) or a guarded row, and
+    before any task when ``state`` holds a key that is not an int64 (the Python step made it
+    from a string, float or bool)."""
     if state.ended:
         return None
     has_key = bool(step.query.group_by)
@@ -226,6 +228,10 @@ def tumbling_counts_jvm(jvm: JvmStep, step: Any, state: FastState, jdf: Any, inp
 
 def _request(step: Any, state: FastState, has_arrival: bool, has_key: bool) -> bytes:
     unit = int(step.time_unit_ms)
+    if not all(not k or k[0] is None or (type(k[0]) is int and -(2**63) <= k[0] < 2**63) for k in state.keys):
+        # a key the Python step made from a value the task never takes (a string, a float,
+        # a bool): the task could not hold it, so the Python step keeps the stream
+        raise Fallback(HAS_NULL)
     # a null key (from a micro-batch the Python step ran) keeps its code but matches nothing
     null = np.fromiter((bool(k) and k[0] is None for k in state.keys), bool, len(state.keys))
     keys = np.fromiter((k[0] if k and k[0] is not None else 0 for k in state.keys), np.int64, len(state.keys))

@@ -317,3 +317,22 @@ def test_the_tasks_json_reader_takes_only_what_json_loads_reads_the_same(spark: 
         # declining is safe (the Python step reads the micro-batch), but only for what the
         # reader leaves out on purpose: escaped keys, repeated keys
         assert "\\u0073" in text or text.count('"ts"') + text.count('"k"') > 2, text
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("key", ["alice", 1.5, True, 2**63])
+def test_a_state_with_keys_the_task_cannot_hold_stays_on_the_python_step(spark: Any, key: Any) -> None:
+    # micro-batch 0 had JSON keys the task declined ("alice"), so the Python step made the
+    # state; micro-batch 1 must not be handed to the task with that state
+    from windtunnel.spark_impl import jvm_step
+    from windtunnel.spark_impl.fast_frames import NONE
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    state = step.new_state()
+    state.keys, state.groups = [(key,)], ['"x"']
+    state.first_seq, state.clock = np.zeros(1, np.int64), np.full(1, NONE, np.int64)
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    with pytest.raises(jvm_step.Fallback):
+        jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [(1, 1, 5, 1)])._jdf, INPUTS)
