@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,16 +60,16 @@ class JvmStep:
     loader: Any = None
     """The class loader holding the jar's classes."""
     names: dict[tuple[str, ...], Any] = field(default_factory=dict)
-    """Java String arrays of the input expressions, made once."""
+    """Java String arrays of the input column names, made once."""
 
-    def call(self, jdf: Any, inputs: Inputs, payload: bytes) -> bytes:
+    def call(self, jdf: Any, inputs: Inputs, payload: bytes, keep: Path | None = None) -> bytes:
         """``TumblingCounts.runFiles``: the task's answer. The request and the answer travel
         as files in a temporary folder on the driver, not through Py4J (which moves a 700 kB
-        answer in about 50 ms)."""
+        answer in about 50 ms); ``keep``: the answer's file instead (left in place)."""
         jvm = self.gateway.jvm
-        names = self._strings(inputs.expressions)
+        names = self._strings(inputs.columns)
         with tempfile.TemporaryDirectory(prefix="windtunnel-jvm-") as tmp:
-            request, answer = Path(tmp) / "request", Path(tmp) / "answer"
+            request, answer = Path(tmp) / "request", keep or Path(tmp) / "answer"
             request.write_bytes(payload)
             args = self.gateway.new_array(jvm.java.lang.Object, 6)
             args[0] = jdf
@@ -93,6 +94,18 @@ class JvmStep:
         args[1] = self._strings(keys)
         found = cls.getMethod("parse", types).invoke(None, args)
         return None if found is None else [int(v) for v in found]
+
+    def reads_directly(self, jdf: Any) -> bool:
+        """True when the task reads the Java Dataset ``jdf``'s rows as they are, without
+        planning a query over them (a ``foreachBatch`` micro-batch: Spark hands it over as
+        rows already planned; planning again cost 10-20 ms per micro-batch)."""
+        jvm = self.gateway.jvm
+        cls = jvm.java.lang.Class.forName(CLASS_NAME, True, self.loader)
+        types = self.gateway.new_array(jvm.java.lang.Class, 1)
+        types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.Dataset")
+        args = self.gateway.new_array(jvm.java.lang.Object, 1)
+        args[0] = jdf
+        return bool(cls.getMethod("readsDirectly", types).invoke(None, args))
 
     def _strings(self, values: tuple[str, ...]) -> Any:
         """``values`` as a Java String array (made once per tuple)."""
@@ -154,22 +167,17 @@ def applies(step: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Inputs:
-    """What the task reads: Spark SQL ``expressions`` for seq, arrival (when
-    ``has_arrival``), the event time and the key (when the query has one), each cast to
-    int64 in the task; or, with ``json_fields`` (the time field, the key field), for seq,
-    arrival and the event as JSON text, whose top-level fields the task reads
-    (``JsonFields.java``); ``guard``, unless empty, a boolean expression true on rows the
-    step cannot take."""
+    """What the task reads: the ``columns`` holding seq, arrival (when ``has_arrival``), the
+    event time and the key (when the query has one), integer columns read as int64 in the
+    task; or, with ``json_fields`` (the time field, the key field), seq, arrival and the event
+    as JSON text, whose top-level fields the task reads (``JsonFields.java``); ``guard``,
+    unless empty, a string column (``kind``) whose rows other than ``event`` the step cannot
+    take (a null passes, as the general step reads it)."""
 
-    expressions: tuple[str, ...]
+    columns: tuple[str, ...]
     has_arrival: bool
     guard: str = ""
     json_fields: tuple[str, ...] = ()
-
-
-def quoted(name: str) -> str:
-    """A column name as a Spark SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def inputs_of(columns: Any, query: Any, types: dict[str, str]) -> Inputs | None:
@@ -190,17 +198,18 @@ def inputs_of(columns: Any, query: Any, types: dict[str, str]) -> Inputs | None:
         return None
     if columns.arrival_ms and types.get(columns.arrival_ms) not in _INTEGRAL:
         return None
-    head = [quoted(columns.seq), *([quoted(columns.arrival_ms)] if columns.arrival_ms else [])]
+    head = [columns.seq, *([columns.arrival_ms] if columns.arrival_ms else [])]
     has_arrival = columns.arrival_ms is not None
     if columns.payload is None and columns.kind is None and columns.after_seq is None:
         stream = {columns.seq, columns.arrival_ms, "bucket"}
         if any(f in stream or types.get(f) not in _INTEGRAL for f in fields):
             return None
-        return Inputs((*head, *map(quoted, fields)), has_arrival)
+        return Inputs((*head, *fields), has_arrival)
     if columns.payload is None or types.get(columns.payload) != "string" or len(set(fields)) < len(fields):
         return None
-    guard = f"{quoted(columns.kind)} <> 'event'" if columns.kind else ""
-    return Inputs((*head, quoted(columns.payload)), has_arrival, guard, tuple(fields))
+    if columns.kind and types.get(columns.kind) != "string":
+        return None
+    return Inputs((*head, columns.payload), has_arrival, columns.kind or "", tuple(fields))
 
 
 _INTEGRAL = ("bigint", "int", "smallint", "tinyint")
@@ -209,21 +218,30 @@ _INTEGRAL = ("bigint", "int", "smallint", "tinyint")
 def tumbling_counts_jvm(jvm: JvmStep, step: Any, state: FastState, jdf: Any, inputs: Inputs) -> pa.Table | None:
     """The output rows of one micro-batch as :func:`fast_tumbling.tumbling_counts` gives
     them, ``state`` updated in place; None without rows. ``jdf``: the micro-batch's Java
-    Dataset; ``inputs``: what the task reads from it. Raises :class:`Fallback` when the task
-    finds a null value, a time at or beyond +-2^61 ms (after the unit) or a guarded row, and
-    before any task when ``state`` holds a key that is not an int64 (the Python step made it
-    from a string, float or bool)."""
+    Dataset; ``inputs``: what the task reads from it. Raises :class:`Fallback` as
+    :func:`answer_jvm` does."""
+    answer = answer_jvm(jvm, step, state, jdf, inputs)
+    return None if answer is None else render(step, answer, state.groups, state.first_seq)
+
+
+def answer_jvm(
+    jvm: JvmStep, step: Any, state: FastState, jdf: Any, inputs: Inputs, keep: Path | None = None
+) -> Answer | None:
+    """One micro-batch through the task: ``state`` updated in place, the results to
+    :func:`render` returned (None without rows). ``keep``: also leave the task's answer in
+    this file (a write-ahead copy, :mod:`answer_log`). Raises :class:`Fallback` (nothing
+    changed) when the task finds a null value, a time at or beyond +-2^61 ms (after the
+    unit) or a guarded row, and before any task when ``state`` holds a key that is not an
+    int64 (the Python step made it from a string, float or bool)."""
     if state.ended:
         return None
     has_key = bool(step.query.group_by)
-    answer = jvm.call(jdf, inputs, _request(step, state, inputs.has_arrival, has_key))
-    longs = np.frombuffer(answer, dtype=">i8").astype(np.int64)
-    status = int(longs[0])
-    if status == NO_ROWS:
+    data = jvm.call(jdf, inputs, _request(step, state, inputs.has_arrival, has_key), keep)
+    answer = Answer.parse(data)
+    if answer is None:
         return None
-    if status != OK:
-        raise Fallback(status)
-    return _apply(step, state, longs, has_key)
+    _apply(state, answer, has_key)
+    return answer
 
 
 def _request(step: Any, state: FastState, has_arrival: bool, has_key: bool) -> bytes:
@@ -254,6 +272,51 @@ def _request(step: Any, state: FastState, has_arrival: bool, has_key: bool) -> b
     return b"".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The task's results for one micro-batch (status OK): the new wall clock and stream
+    position, new keys (value, first seq), every key's clock, late drops (seq, event time,
+    window start, the key's clock before, key code), closed windows (key code, start, count,
+    closing seq, wall clock, index among the closing event's emissions) and the open windows
+    (key code, start, count). Times in ms; windows ``[start, start + size)``."""
+
+    wall_ms: int
+    after_seq: int
+    new_keys: np.ndarray
+    new_first: np.ndarray
+    clock: np.ndarray
+    drops: tuple[np.ndarray, ...]
+    emissions: tuple[np.ndarray, ...]
+    open_windows: tuple[np.ndarray, ...]
+
+    @property
+    def rows(self) -> int:
+        """The output rows it gives: drops and emissions."""
+        return len(self.drops[0]) + len(self.emissions[0])
+
+    @staticmethod
+    def parse(data: bytes) -> Answer | None:
+        """The answer in the task's wire format (TumblingCounts.java); None for no rows.
+        Raises :class:`Fallback` for a declined micro-batch."""
+        longs = np.frombuffer(data, dtype=">i8").astype(np.int64)
+        status = int(longs[0])
+        if status == NO_ROWS:
+            return None
+        if status != OK:
+            raise Fallback(status)
+        read = _Reader(longs)
+        wall_ms, after_seq, n_new = read.one(), read.one(), read.one()
+        new_keys, new_first = read.many(n_new), read.many(n_new)
+        clock = read.many(read.one())
+        n_drops = read.one()
+        drops = tuple(read.many(n_drops) for _ in range(5))
+        n_emit = read.one()
+        emissions = tuple(read.many(n_emit) for _ in range(6))
+        n_open = read.one()
+        open_windows = tuple(read.many(n_open) for _ in range(3))
+        return Answer(wall_ms, after_seq, new_keys, new_first, clock, drops, emissions, open_windows)
+
+
 class _Reader:
     """Consecutive int64 values and arrays of the task's answer."""
 
@@ -272,38 +335,39 @@ class _Reader:
         return values
 
 
-def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pa.Table | None:
-    read = _Reader(longs)
-    state.wall_ms = read.one()
-    state.after_seq = read.one()
-    n_new = read.one()
-    new_keys, new_first = read.many(n_new), read.many(n_new)
+def _apply(state: FastState, answer: Answer, has_key: bool) -> None:
+    """``state`` after the micro-batch: wall clock, position, new keys, clocks, open windows."""
+    state.wall_ms = answer.wall_ms
+    state.after_seq = answer.after_seq
     lookup: dict[Any, int] = {}  # the keys are new: the task looked the old ones up
     added: list[int] = []
-    for value, first in zip(new_keys.tolist(), new_first.tolist(), strict=True):
+    for value, first in zip(answer.new_keys.tolist(), answer.new_first.tolist(), strict=True):
         _key_code(state, lookup, (value,) if has_key else (), first, added)
     state.first_seq = np.concatenate([state.first_seq, np.asarray(added, np.int64)])
-    state.clock = read.many(read.one()).copy()
-    n_drops = read.one()
-    d_seq, d_time, d_start, d_clock, d_code = (read.many(n_drops) for _ in range(5))
-    n_emit = read.one()
-    e_code, e_start, e_count, e_seq, e_wall, e_index = (read.many(n_emit) for _ in range(6))
-    n_open = read.one()
-    state.win_key, state.win_start, state.win_count = (read.many(n_open).copy() for _ in range(3))
+    state.clock = answer.clock.copy()
+    state.win_key, state.win_start, state.win_count = (a.copy() for a in answer.open_windows)
     state.win_states = None
+
+
+def render(step: Any, answer: Answer, groups: Sequence[str], first_seq: np.ndarray) -> pa.Table | None:
+    """The output rows of ``answer`` (:mod:`arrow_rows`), or None without rows. ``groups`` and
+    ``first_seq``: the keys' group texts and first seqs by code, of the state after the
+    micro-batch or any later one (keys are only ever added)."""
     out: list[pa.Table] = []
-    group_texts = arrow_rows.group_texts(state.groups)
-    if n_drops:
+    group_texts = arrow_rows.group_texts(groups)
+    d_seq, d_time, d_start, d_clock, d_code = answer.drops
+    e_code, e_start, e_count, e_seq, e_wall, e_index = answer.emissions
+    if len(d_seq):
         out.append(
             arrow_rows.late_table(
                 d_seq, d_time, d_start, d_clock, group_texts.take(d_code),
                 size_ms=step.size_ms, offset_ms=step.offset_ms,
             )
         )
-    if n_emit:
+    if len(e_code):
         out.append(
             arrow_rows.count_emission_table(
-                group_texts.take(e_code), state.first_seq[e_code], e_start, e_count, e_seq, e_wall,
+                group_texts.take(e_code), np.asarray(first_seq)[e_code], e_start, e_count, e_seq, e_wall,
                 e_index, size_ms=step.size_ms, aggregations=step.aggregations,
             )
         )
@@ -313,5 +377,6 @@ def _apply(step: Any, state: FastState, longs: np.ndarray, has_key: bool) -> pa.
 
 
 __all__ = [
-    "CLASS_NAME", "JAR", "Fallback", "Inputs", "JvmStep", "applies", "inputs_of", "load", "tumbling_counts_jvm",
+    "CLASS_NAME", "JAR", "Answer", "Fallback", "Inputs", "JvmStep", "answer_jvm", "applies", "inputs_of", "load",
+    "render", "tumbling_counts_jvm",
 ]

@@ -9,21 +9,27 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
-import org.apache.spark.sql.Column;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.functions;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.LogicalRDD;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * windtunnel's typed tumbling-count step in one Spark task: the JVM twin of
  * spark_impl/fast_tumbling.py (tumbling_counts), read by spark_impl/jvm_step.py.
  *
- * <p>Input rows: the columns seq, [arrival_ms], time, [key] as int64, in any order. The micro-batch runs
+ * <p>Input rows: the columns seq, [arrival_ms], time, [key] as integers, in any order. The micro-batch runs
  * in one task ({@code coalesce(1)}, no shuffle) over Spark's internal rows; the result comes
  * back to the driver as one byte array. Rules, per event in seq order: the wall clock is the
  * largest arrival so far; the event's window is {@code [s, s + size)} with
@@ -42,46 +48,49 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRow>, byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
+    private static final int LONG = 0, INT = 1, SHORT = 2, BYTE = 3, TEXT = 4;
+    private static final UTF8String EVENT = UTF8String.fromString("event");
     private final byte[] input;
-    private final boolean guarded;
+    private final int[] ordinals;
+    private final int[] types;
+    private final int guard;
     private final String[] jsonKeys;
 
-    public TumblingCounts(byte[] input, boolean guarded, String[] jsonKeys) {
+    TumblingCounts(byte[] input, int[] ordinals, int[] types, int guard, String[] jsonKeys) {
         this.input = input;
-        this.guarded = guarded;
+        this.ordinals = ordinals;
+        this.types = types;
+        this.guard = guard;
         this.jsonKeys = jsonKeys;
     }
 
     /**
-     * The step over {@code batch}: {@code expressions} are Spark SQL expressions giving seq,
-     * [arrival_ms], the event time and [the key] (each cast to int64 unless it is one), or, with
+     * The step over {@code batch}: {@code columns} name its columns holding seq, [arrival_ms],
+     * the event time and [the key] (integer columns: bigint, int, smallint or tinyint), or, with
      * {@code jsonKeys}, seq, [arrival_ms] and the event as JSON text whose top-level
      * {@code jsonKeys} (the time field, [the key field]) are read by {@link JsonFields};
-     * {@code guard}, unless empty, a boolean expression true on rows the step cannot take
-     * (control rows: the task declines the micro-batch). The state comes in {@code input}.
+     * {@code guardColumn}, unless empty, a string column whose rows other than {@code event}
+     * (null passes) the step cannot take (control rows: the task declines the micro-batch). The
+     * state comes in {@code input}. Raises IllegalArgumentException for a missing column or
+     * another column type.
      */
-    public static byte[] run(Dataset<Row> batch, String[] expressions, String guard, String[] jsonKeys,
+    public static byte[] run(Dataset<Row> batch, String[] columns, String guardColumn, String[] jsonKeys,
             byte[] input) {
-        int n = expressions.length + (guard.isEmpty() ? 0 : 1);
-        Column[] named = new Column[n];
-        for (int i = 0; i < expressions.length; i++) {
-            named[i] = functions.expr(expressions[i]).alias("c" + i);
+        StructType schema = batch.schema();
+        boolean json = jsonKeys.length > 0;
+        int[] ordinals = new int[columns.length];
+        int[] types = new int[columns.length];
+        for (int i = 0; i < columns.length; i++) {
+            ordinals[i] = schema.fieldIndex(columns[i]);
+            DataType type = schema.fields()[ordinals[i]].dataType();
+            types[i] = json && i == columns.length - 1 ? TEXT : integerType(columns[i], type);
         }
-        if (!guard.isEmpty()) {
-            named[n - 1] = functions.coalesce(functions.expr(guard), functions.lit(false)).alias("guard");
+        int guard = guardColumn.isEmpty() ? -1 : schema.fieldIndex(guardColumn);
+        if (guard >= 0 && !(schema.fields()[guard].dataType() instanceof StringType)) {
+            throw new IllegalArgumentException("guard column " + guardColumn + " is not a string column");
         }
-        Dataset<Row> selected = batch.select(named);
-        StructType schema = selected.schema();
-        Column[] typed = new Column[n];
-        for (int i = 0; i < n; i++) {
-            Column column = functions.col(schema.fields()[i].name());
-            // int64 columns as they are: selecting the scan's own columns needs no cast
-            boolean json = jsonKeys.length > 0 && i == expressions.length - 1;
-            boolean keep = json || i >= expressions.length || schema.fields()[i].dataType() instanceof LongType;
-            typed[i] = keep ? column : column.cast("long");
-        }
-        JavaRDD<InternalRow> rdd = selected.select(typed).queryExecution().toRdd().toJavaRDD();
-        List<byte[]> out = rdd.coalesce(1).mapPartitions(new TumblingCounts(input, !guard.isEmpty(), jsonKeys)).collect();
+        List<byte[]> out = rowsOf(batch).toJavaRDD().coalesce(1)
+            .mapPartitions(new TumblingCounts(input, ordinals, types, guard, jsonKeys)).collect();
         if (out.isEmpty()) {
             return status(3);
         }
@@ -89,14 +98,60 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
     }
 
     /**
+     * The micro-batch's rows: the RDD a {@code foreachBatch} DataFrame wraps (Spark hands the
+     * micro-batch over as a {@link LogicalRDD} over rows already planned), read as it is;
+     * any other DataFrame planned here. Planning a projection over the micro-batch cost 10-20
+     * ms per micro-batch, more than the window rules.
+     */
+    static RDD<InternalRow> rowsOf(Dataset<Row> batch) {
+        return readsDirectly(batch) ? ((LogicalRDD) batch.queryExecution().logical()).rdd()
+            : batch.queryExecution().toRdd();
+    }
+
+    /** True when {@link #rowsOf} reads {@code batch}'s rows as they are (no planning). */
+    public static boolean readsDirectly(Dataset<Row> batch) {
+        LogicalPlan plan = batch.queryExecution().logical();
+        return plan instanceof LogicalRDD && ((LogicalRDD) plan).output().size() == batch.schema().size();
+    }
+
+    private static int integerType(String name, DataType type) {
+        if (type instanceof LongType) {
+            return LONG;
+        }
+        if (type instanceof IntegerType) {
+            return INT;
+        }
+        if (type instanceof ShortType) {
+            return SHORT;
+        }
+        if (type instanceof ByteType) {
+            return BYTE;
+        }
+        throw new IllegalArgumentException("column " + name + " is " + type.simpleString() + ", not an integer");
+    }
+
+    private static long integer(InternalRow row, int ordinal, int type) {
+        switch (type) {
+            case LONG:
+                return row.getLong(ordinal);
+            case INT:
+                return row.getInt(ordinal);
+            case SHORT:
+                return row.getShort(ordinal);
+            default:
+                return row.getByte(ordinal);
+        }
+    }
+
+    /**
      * {@link #run(Dataset, String[], String, String[], byte[])} with the state read from the file
      * {@code request} and the answer written to the file {@code answer} (files on the driver:
      * Py4J moves large byte arrays slowly, about 15 MB/s).
      */
-    public static void runFiles(Dataset<Row> batch, String[] expressions, String guard, String[] jsonKeys,
+    public static void runFiles(Dataset<Row> batch, String[] columns, String guardColumn, String[] jsonKeys,
             String request, String answer) throws IOException {
         byte[] input = Files.readAllBytes(Paths.get(request));
-        Files.write(Paths.get(answer), run(batch, expressions, guard, jsonKeys, input));
+        Files.write(Paths.get(answer), run(batch, columns, guardColumn, jsonKeys, input));
     }
 
     private static byte[] status(long code) {
@@ -140,10 +195,10 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         long[] carriedStart = readLongs(in, nWin);
         long[] carriedCount = readLongs(in, nWin);
 
-        // the rows, as int64 columns (or the time and key read from the JSON text at timeAt)
+        // the rows: integer columns (or the time and key read from the JSON text at timeAt)
         boolean json = jsonKeys.length > 0;
         int timeAt = hasArrival ? 2 : 1;
-        int width = json ? timeAt + 1 : 2 + (hasArrival ? 1 : 0) + (hasKey ? 1 : 0);
+        int width = ordinals.length;
         JsonFields fields = null;
         if (json) {
             byte[][] encoded = new byte[jsonKeys.length][];
@@ -152,6 +207,8 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
             }
             fields = new JsonFields(encoded);
         }
+        final int seqAt = ordinals[0];
+        final int arrivalAt = hasArrival ? ordinals[1] : -1;
         LongList seqs = new LongList();
         LongList arrivals = new LongList();
         LongList times = new LongList();
@@ -159,33 +216,32 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         while (rows.hasNext()) {
             InternalRow r = rows.next();
             for (int j = 0; j < width; j++) {
-                if (r.isNullAt(j)) {
+                if (r.isNullAt(ordinals[j])) {
                     return status(1);
                 }
             }
-            if (guarded && r.getBoolean(width)) {
+            if (guard >= 0 && !r.isNullAt(guard) && !EVENT.equals(r.getUTF8String(guard))) {
                 return status(4);
             }
             long t;
             long key = 0;
             if (fields != null) {
-                org.apache.spark.unsafe.types.UTF8String text = r.getUTF8String(timeAt);
-                byte[] bytes = text.getBytes();
+                byte[] bytes = r.getUTF8String(ordinals[timeAt]).getBytes();
                 if (!fields.read(bytes, 0, bytes.length)) {
                     return status(1); // not integers as json.loads reads them: the Python step
                 }
                 t = fields.get(0);
                 key = hasKey ? fields.get(1) : 0;
             } else {
-                t = r.getLong(timeAt);
-                key = hasKey ? r.getLong(timeAt + 1) : 0;
+                t = integer(r, ordinals[timeAt], types[timeAt]);
+                key = hasKey ? integer(r, ordinals[timeAt + 1], types[timeAt + 1]) : 0;
             }
             if (t >= limit || t <= -limit) {
                 return status(2);
             }
-            seqs.add(r.getLong(0));
+            seqs.add(integer(r, seqAt, types[0]));
             if (hasArrival) {
-                arrivals.add(r.getLong(1));
+                arrivals.add(integer(r, arrivalAt, types[1]));
             }
             times.add(t);
             if (hasKey) {

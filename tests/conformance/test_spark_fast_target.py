@@ -66,15 +66,15 @@ def test_a_broken_step_is_caught(windtunnel_spark: Any, monkeypatch: pytest.Monk
     # the JVM step's answer with its first drop turned into nothing: the check must fail
     from windtunnel.spark_impl import jvm_step
 
-    original = jvm_step._apply
+    original = jvm_step.render
 
-    def without_drops(step: Any, state: Any, longs: Any, has_key: bool) -> Any:
+    def without_drops(*args: Any) -> Any:
         import pyarrow.compute as pc
 
-        out = original(step, state, longs, has_key)
+        out = original(*args)
         return None if out is None else out.filter(pc.not_equal(out.column("type"), "drop"))
 
-    monkeypatch.setattr(jvm_step, "_apply", without_drops)
+    monkeypatch.setattr(jvm_step, "render", without_drops)
     late = TUMBLING + "  - {event: {ts: 3, k: 2}}\n"  # key 2's clock is 26: late
     result = check(scenario(late), target_named("spark-fast", windtunnel_spark), examples=0, shrink_seconds=1)
     assert result.failure is not None

@@ -37,7 +37,7 @@ from .test_fast_tumbling import (
 )
 
 COLUMNS = "seq long, arrival long, ts long, k long"
-INPUTS = Inputs(("`seq`", "`arrival`", "`ts`", "`k`"), True)
+INPUTS = Inputs(("seq", "arrival", "ts", "k"), True)
 
 
 def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = COLUMNS) -> Any:
@@ -54,7 +54,7 @@ def jvm_run(spark: Any, step: FastStep, state: FastState, rows: Stream) -> Any:
         return jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, rows)._jdf, INPUTS)
     no_key = [r[:3] for r in rows]
     df = frame(spark, no_key, "seq long, arrival long, ts long")
-    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, Inputs(INPUTS.expressions[:3], True))
+    return jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, Inputs(INPUTS.columns[:3], True))
 
 
 @pytest.mark.spark
@@ -207,13 +207,14 @@ def test_inputs_name_columns_or_parse_a_json_payload() -> None:
 
     query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
     plain = {"seq": "bigint", "arrival_ms": "bigint", "ts": "int", "k": "bigint"}
-    assert inputs_of(Columns(), query, plain) == Inputs(("`seq`", "`arrival_ms`", "`ts`", "`k`"), True)
+    assert inputs_of(Columns(), query, plain) == Inputs(("seq", "arrival_ms", "ts", "k"), True)
     assert inputs_of(Columns(), query, {**plain, "ts": "double"}) is None  # the Python step
     job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
     types = {"kind": "string", "seq": "bigint", "arrival_ms": "bigint", "after_seq": "bigint", "payload": "string"}
     assert inputs_of(job, query, types) == Inputs(
-        ("`seq`", "`arrival_ms`", "`payload`"), True, "`kind` <> 'event'", ("ts", "k")
+        ("seq", "arrival_ms", "payload"), True, "kind", ("ts", "k")
     )
+    assert inputs_of(job, query, {**types, "kind": "int"}) is None  # the guard reads text
     dotted = Query(FixedWindows(10, on="e.ts"), aggregate=(Aggregation("n", "count"),))
     assert inputs_of(job, dotted, types) is None
 
@@ -336,3 +337,63 @@ def test_a_state_with_keys_the_task_cannot_hold_stays_on_the_python_step(spark: 
     assert jvm is not None
     with pytest.raises(jvm_step.Fallback):
         jvm_step.tumbling_counts_jvm(jvm, step, state, frame(spark, [(1, 1, 5, 1)])._jdf, INPUTS)
+
+
+@pytest.mark.spark
+def test_a_foreach_batch_micro_batch_is_read_without_planning_and_gives_the_same_rows(
+    spark: Any, tmp_path: Any
+) -> None:
+    # Spark hands a foreachBatch function its micro-batch as rows already planned: the task
+    # reads them as they are (planning a projection again cost 10-20 ms per micro-batch);
+    # any other DataFrame is planned first. Both give the Python step's rows.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from windtunnel.spark_impl import jvm_step
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2), (2, 5, 1, 1), (3, 9, 25, 1), (4, 9, 14, 2)]
+    (tmp_path / "in").mkdir()
+    columns = list(zip(*rows, strict=True))
+    pq.write_table(
+        pa.table({"seq": columns[0], "arrival": columns[1], "ts": pa.array(columns[2], pa.int32()), "k": columns[3]}),
+        tmp_path / "in" / "part-0.parquet",
+    )
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    seen: list[tuple[bool, Any]] = []
+
+    def function(df: Any, batch_id: int) -> None:
+        state = step.new_state()
+        seen.append((jvm.reads_directly(df._jdf), jvm_step.tumbling_counts_jvm(jvm, step, state, df._jdf, INPUTS)))
+
+    stream = spark.readStream.schema("seq long, arrival long, ts int, k long").parquet(str(tmp_path / "in"))
+    handle = (
+        stream.writeStream.foreachBatch(function).option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True).start()
+    )
+    handle.awaitTermination()
+    assert len(seen) == 1 and seen[0][0] is True
+    same_rows(typed_run(step, step.new_state(), rows), seen[0][1])
+    assert not jvm.reads_directly(frame(spark, rows)._jdf)
+
+
+@pytest.mark.spark
+def test_a_null_kind_is_an_event_as_the_general_step_reads_it(spark: Any) -> None:
+    from windtunnel.spark_impl import jvm_step
+    from windtunnel.spark_impl.batch_exact import Columns
+
+    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    step = FastStep(query, Rules())
+    job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
+    schema = "kind string, seq long, arrival_ms long, after_seq long, payload string"
+    rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2)]
+    kinds = [None, "event"]
+    events = [(kind, s, a, None, f'{{"k": {k}, "ts": {t}}}') for kind, (s, a, t, k) in zip(kinds, rows, strict=True)]
+    df = spark.createDataFrame(events, schema)
+    jvm = jvm_step.load(spark)
+    assert jvm is not None
+    inputs = jvm_step.inputs_of(job, query, dict(df.dtypes))
+    assert inputs is not None
+    same_rows(typed_run(step, step.new_state(), rows), jvm_step.tumbling_counts_jvm(jvm, step, step.new_state(), df._jdf, inputs))
