@@ -176,7 +176,9 @@ def batch_run_in(spark: Any, directory: Path, root: Path, jvm: bool = True, job_
         from windtunnel.spark_impl.sources import dataframe_source
 
         frame = dataframe_source(frame)
-    return timed(lambda: start(frame, batches, checkpoint))
+    # the clock stops once every output file is written (the JVM step's are written in the
+    # background while Spark runs the next micro-batch)
+    return timed(lambda: start(frame, batches, checkpoint), after=batches.flush)
 
 
 def api_floor(spark: Any, directory: Path, api: str) -> Timing:
@@ -265,14 +267,17 @@ def run(frame: Any, sink: str = "noop", name: str | None = None) -> Timing:
     return timed(writer.start)
 
 
-def timed(starter: Any) -> Timing:
-    """The :data:`Timing` of the query ``starter()`` starts, from the call to its end."""
+def timed(starter: Any, after: Any = None) -> Timing:
+    """The :data:`Timing` of the query ``starter()`` starts, from the call to its end (and
+    ``after()``'s, when given)."""
     started = time.perf_counter()
     query = starter()
     try:
         query.awaitTermination()
     finally:
         query.stop()
+    if after is not None:
+        after()
     elapsed = time.perf_counter() - started
     data = [p for p in query.recentProgress if p["numInputRows"] > 0]
     later = data[1:]

@@ -77,6 +77,7 @@ def run_batch(spark: Any, directory: Path) -> tuple[float, float, str, list[tupl
     started = time.perf_counter()
     query = start(source(spark, directory), tracked, checkpoint)
     query.awaitTermination()
+    batches.flush()  # output files still written in the background count too
     return time.perf_counter() - started, steady_rate(query), state_dir, sizes
 
 

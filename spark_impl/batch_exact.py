@@ -42,6 +42,7 @@ import pyarrow as pa
 from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.spark_impl.answer_log import AnswerLog, writer_for
 from windtunnel.spark_impl.batch_output import (
     DataFrameOutput,
     FileOutput,
@@ -111,15 +112,19 @@ class ExactBatches:
         start_wall_ms: int = 0,
         columns: Columns = Columns(),
         jvm: bool = True,
+        background: bool = True,
     ) -> None:
         self.query = query
         self.jvm = jvm
+        self.background = background
         self.step = FastStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
         self.output = output
         self.state_dir = state_dir
         self.columns = columns
         self._direct: dict[str, list[str] | None] = {}
         self._jvm_inputs: dict[str, Any] = {}
+        self._writer = writer_for(state_dir)
+        self._recovered = False
 
     def prepared(self, df: Any) -> tuple[Any, bool]:
         """The micro-batch's input rows (schema.INPUT_COLUMNS but bucket, plus typed
@@ -207,7 +212,8 @@ class ExactBatches:
         """Micro-batch ``batch_id`` through the JVM step (:mod:`jvm_step`) where Spark reads
         it; False (nothing written) when this query, input or session has no JVM step or the
         task declined the micro-batch (a null, a time out of range, a control row): a Python
-        step then runs."""
+        step then runs. With a file output (and ``background``) the task's answer is kept in
+        the answer log and its output file written in the background (:mod:`answer_log`)."""
         from windtunnel.spark_impl import jvm_step
 
         jdf = getattr(df, "_jdf", None)
@@ -217,34 +223,89 @@ class ExactBatches:
         step = jvm_step.load(df.sparkSession)
         if step is None:
             return False
+        log = AnswerLog(self.state_dir)
+        incoming = log.incoming(batch_id) if self.background and isinstance(self.output, FileOutput) else None
 
-        def run(state: Any) -> Rows | None:
-            return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, inputs)
+        def run(state: Any) -> Rows | Pending | None:
+            if incoming is None:
+                return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, inputs)
+            answer = jvm_step.answer_jvm(step, self.step, state, jdf, inputs, keep=incoming)
+            if answer is None or not answer.rows:
+                return None
+            log.keep(batch_id)  # before the state version: the write-ahead copy
+            groups, first_seq = list(state.groups), state.first_seq
+
+            def write() -> None:
+                self._write_answer(batch_id, answer, groups, first_seq)
+
+            return Pending(answer.rows, write)
 
         try:
             self.step_batch(None, batch_id, df.sparkSession, run)
         except jvm_step.Fallback:
             return False
+        finally:
+            if incoming is not None:
+                incoming.unlink(missing_ok=True)
         return True
+
+    def _write_answer(self, batch_id: int, answer: Any, groups: list[str], first_seq: Any) -> None:
+        """Micro-batch ``batch_id``'s output file from its kept answer; the answer then goes."""
+        from windtunnel.spark_impl import jvm_step
+
+        out = jvm_step.render(self.step, answer, groups, first_seq)
+        self.output(empty_frame() if out is None else out, str(batch_id), None)
+        AnswerLog(self.state_dir).remove(batch_id)
+
+    def flush(self) -> None:
+        """Wait until every micro-batch's output file is written (:mod:`answer_log`), and
+        write those a stopped process left as answers; raises the error of a background
+        write. Runs before this object's first micro-batch and in :meth:`finish`."""
+        from windtunnel.spark_impl import jvm_step
+
+        self._writer.wait()
+        log = AnswerLog(self.state_dir)
+        pending = log.pending()
+        if not pending:
+            return
+        store = BatchStateStore(self.state_dir)
+        versions = store.versions()
+        latest = store.read(versions[-1]) if versions else None
+        for batch_id in pending:
+            if latest is None or batch_id > latest.batch_id:
+                log.remove(batch_id)  # its state version was never saved: Spark replays it
+                continue
+            try:
+                answer = jvm_step.Answer.parse(log.read(batch_id))
+            except FileNotFoundError:  # written out meanwhile
+                continue
+            if answer is not None:
+                self._write_answer(batch_id, answer, latest.state.groups, latest.state.first_seq)
 
     def step_batch(
         self,
         frame: pd.DataFrame | None,
         batch_id: int,
         spark: Any,
-        run: Callable[[Any], Rows | None] | None = None,
+        run: Callable[[Any], Rows | Pending | None] | None = None,
     ) -> int:
         """Micro-batch ``batch_id``'s rows through the step (``run(state)`` instead when
-        given): state version ``batch_id - 1`` in, output written, version ``batch_id``
-        saved. Returns the output rows."""
+        given): state version ``batch_id - 1`` in, output written (or, :class:`Pending`,
+        handed to the background writer), version ``batch_id`` saved. Returns the output
+        rows."""
         store = BatchStateStore(self.state_dir)
         previous = store.before(batch_id)
         state = self.step.new_state() if previous is None else previous.state
         out = run(state) if run is not None else self.step.run(state, [frame])
-        out = empty_frame() if out is None else out
-        self.output(out, str(batch_id), spark)
-        store.save(Version(batch_id, state, len(out)))
-        return len(out)
+        if isinstance(out, Pending):
+            rows = out.rows
+            self._writer.submit(out.write)
+        else:
+            out = empty_frame() if out is None else out
+            self.output(out, str(batch_id), spark)
+            rows = len(out)
+        store.save(Version(batch_id, state, rows))
+        return rows
 
     def __call__(self, df: Any, batch_id: int) -> None:
         """One micro-batch. Typed tumbling counts: the JVM step in one Spark task where the
@@ -253,6 +314,9 @@ class ExactBatches:
         Python typed step; any other query or input: the operator's input rows collected
         here for the general step. (A Python step in one task,
         ``coalesce(1)`` then ``mapInArrow``, measured no faster than collecting.)"""
+        if not self._recovered:
+            self.flush()
+            self._recovered = True
         if self.step_jvm(df, batch_id):
             return
         names = self.direct_columns(df)
@@ -263,8 +327,9 @@ class ExactBatches:
 
     def finish(self, spark: Any) -> int:
         """End of input after the last micro-batch: flush what the newest state version holds
-        open (output name ``end``: a second call writes the same rows again, not new ones).
-        Returns the rows written."""
+        open (output name ``end``: a second call writes the same rows again, not new ones),
+        after :meth:`flush`. Returns the rows written."""
+        self.flush()
         latest = BatchStateStore(self.state_dir).latest()
         if latest is None:
             return 0
@@ -272,6 +337,14 @@ class ExactBatches:
         out = empty_frame() if out is None else out
         self.output(out, "end", spark)
         return len(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A micro-batch's output left to the background writer: its row count and the write."""
+
+    rows: int
+    write: Callable[[], None]
 
 
 _INTEGRAL = ("bigint", "int", "smallint", "tinyint")

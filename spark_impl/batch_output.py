@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,8 @@ class FileOutput:
             target.unlink(missing_ok=True)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.tmp")
+        # unique per writer: a background writer and a restarted run may write one id at once
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         if self.fmt == "json":
             records = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
             temporary.write_text("".join(json_line(r) for r in records))

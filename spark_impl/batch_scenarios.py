@@ -91,6 +91,8 @@ def run_scenario(spark: Any, scenario: Scenario) -> tuple[Output, ...]:
             batches(spark.createDataFrame(table), batch_id)
         if typed is not None:  # the end of input (a scenario always ends)
             batches.finish(spark)
+        else:  # the end row rode in the last micro-batch
+            batches.flush()
         names = [*map(str, range(len(tables))), "end"]
         rows: list[dict[str, Any]] = []
         for name in names:

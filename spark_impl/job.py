@@ -362,6 +362,10 @@ def _run_fast(
             on_batch(BatchProgress(run.batch_id, run.rows_in, run.rows_out, run.duration_ms))
 
     runs, timed_out, error = batch_exact.wait(query, state_dir, timeout_s, report)
+    try:
+        batches.flush()  # the output files still being written in the background
+    except Exception as failure:  # reported like the query's own error
+        error = error or failure
     if error is not None:
         raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
     seen = tuple(BatchProgress(r.batch_id, r.rows_in, r.rows_out, r.duration_ms) for r in runs)

@@ -330,3 +330,58 @@ def test_fast_path_hands_each_micro_batch_to_foreach_batch_and_console(
     assert sorted(to_jsonl_line(o) for o in outputs_in_order(rows)) == oracle_lines(stream)
     run_job(spec, records_source(spark, stream), Sink("console"), checkpoint=str(tmp_path / "c2"))
     assert "end_of_input" in capfd.readouterr().out
+
+
+def test_answers_a_stopped_process_left_are_written_by_the_next_run(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the JVM step's output files are written in the background from answers kept before
+    # each state version (spark_impl/answer_log.py); a process that stops first leaves them
+    # as answers: the next run over the checkpoint writes them, and loses nothing
+    from windtunnel.spark_impl.answer_log import AnswerLog, writer_for
+    from windtunnel.spark_impl.batch_exact import ExactBatches, state_dir_of
+
+    query = Query(FixedWindows(50, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    table = events(3000, 20, 0.2, 12, 200)
+    write_batches(table.slice(0, 1500), [500, 1000], tmp_path / "data")
+    state_dir = state_dir_of(str(tmp_path / "ckpt"))
+    writer = writer_for(state_dir)
+    monkeypatch.setattr(ExactBatches, "_write_answer", lambda *args: None)  # the process stops first
+    run_path(spark, query, tmp_path / "data", tmp_path)
+    writer.wait()
+    monkeypatch.undo()
+    log = AnswerLog(state_dir)
+    assert log.pending() == [0, 1, 2]  # committed micro-batches, their rows only in answers
+    assert not list((tmp_path / "out").glob("part-*"))
+    (log.directory / "3.answer").write_bytes(b"never saved")  # no state version 3: Spark replays 3
+    rest = table.slice(1500)
+    for index, (lo, hi) in enumerate(itertools.pairwise([0, 800, rest.num_rows])):
+        path = tmp_path / "data" / f"part-{3 + index:05d}.parquet"
+        pq.write_table(rest.slice(lo, hi - lo), path)
+        os.utime(path, (1_700_000_100 + index, 1_700_000_100 + index))
+    batches = run_path(spark, query, tmp_path / "data", tmp_path)
+    batches.finish(spark)
+    assert log.pending() == []
+    assert_same(oracle(query, table), outputs(spark, tmp_path))
+
+
+def test_a_failed_background_write_stops_the_query_and_a_restart_writes_it(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from windtunnel.spark_impl.batch_exact import FileOutput
+
+    query = Query(FixedWindows(50, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    table = events(2000, 20, 0.2, 13, 200)
+    write_batches(table, [500, 1000, 1500], tmp_path / "data")
+    original = FileOutput.__call__
+
+    def full(self: Any, out: Any, name: str, spark: Any) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(FileOutput, "__call__", full)
+    with pytest.raises(Exception, match="No space left on device"):
+        run_path(spark, query, tmp_path / "data", tmp_path).flush()
+    monkeypatch.setattr(FileOutput, "__call__", original)
+    batches = run_path(spark, query, tmp_path / "data", tmp_path)
+    batches.finish(spark)
+    assert_same(oracle(query, table), outputs(spark, tmp_path))
