@@ -28,6 +28,7 @@ next micro-batch (so Spark commits nothing more) and by ``flush``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -85,8 +86,15 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="windtunnel-output")
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="windtunnel-output", initializer=_nice)
         return _POOL
+
+
+def _nice() -> None:
+    """The thread yields the CPU to Spark's (Linux niceness is per thread): its writes are
+    off the micro-batch's path, Spark's work is on it."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux: as it is
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 class AnswerWriter:

@@ -14,6 +14,7 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.types.ByteType;
@@ -44,7 +45,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * 2 a time at or beyond limit, 3 no rows, 4 a row the guard refuses), then for status 0: wall_ms, after_seq, n_new,
  * new_key[], new_first_seq[], n_keys, clocks[], n_drops, seq[], time[], start[], clock[],
  * code[], n_emissions, code[], start[], count[], close_seq[], close_wall[], emit_index[],
- * n_windows, win_key[], win_start[], win_count[] (open windows by key code, then start).
+ * n_windows, win_key[], win_start[], win_count[] (open windows by key code, then start), n_rows (the
+ * micro-batch's rows: the driver sizes the next micro-batch's buffer by it).
  */
 public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRow>, byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
@@ -55,6 +57,9 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
     private final int[] types;
     private final int guard;
     private final String[] jsonKeys;
+    private final int expectedRows = lastRows;
+    /** Rows of the last micro-batch run from this driver: the next one's buffer size. */
+    private static volatile int lastRows;
 
     TumblingCounts(byte[] input, int[] ordinals, int[] types, int guard, String[] jsonKeys) {
         this.input = input;
@@ -94,7 +99,11 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         if (out.isEmpty()) {
             return status(3);
         }
-        return out.get(0);
+        byte[] answer = out.get(0);
+        if (ByteBuffer.wrap(answer).getLong(0) == 0) {
+            lastRows = (int) Math.min(ByteBuffer.wrap(answer).getLong(answer.length - 8), 1 << 26);
+        }
+        return answer;
     }
 
     /**
@@ -209,15 +218,19 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         }
         final int seqAt = ordinals[0];
         final int arrivalAt = hasArrival ? ordinals[1] : -1;
-        LongList seqs = new LongList();
-        LongList arrivals = new LongList();
-        LongList times = new LongList();
-        LongList keys = new LongList();
+        // the rows' values in one array, row after row: seq, time, [arrival], [key]
+        final int stride = 2 + (hasArrival ? 1 : 0) + (hasKey ? 1 : 0);
+        final int arrivalOf = hasArrival ? 2 : -1;
+        final int keyOf = stride - 1;
+        long[] buf = new long[Math.max(1024, expectedRows + expectedRows / 8) * stride];
+        int n = 0;
         while (rows.hasNext()) {
             InternalRow r = rows.next();
-            for (int j = 0; j < width; j++) {
-                if (r.isNullAt(ordinals[j])) {
-                    return status(1);
+            if (!(r instanceof UnsafeRow) || ((UnsafeRow) r).anyNull()) { // else: no null anywhere
+                for (int j = 0; j < width; j++) {
+                    if (r.isNullAt(ordinals[j])) {
+                        return status(1);
+                    }
                 }
             }
             if (guard >= 0 && !r.isNullAt(guard) && !EVENT.equals(r.getUTF8String(guard))) {
@@ -239,20 +252,24 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
             if (t >= limit || t <= -limit) {
                 return status(2);
             }
-            seqs.add(integer(r, seqAt, types[0]));
+            int at = n * stride;
+            if (at + stride > buf.length) {
+                buf = Arrays.copyOf(buf, buf.length * 2);
+            }
+            buf[at] = integer(r, seqAt, types[0]);
+            buf[at + 1] = t;
             if (hasArrival) {
-                arrivals.add(integer(r, arrivalAt, types[1]));
+                buf[at + arrivalOf] = integer(r, arrivalAt, types[1]);
             }
-            times.add(t);
             if (hasKey) {
-                keys.add(key);
+                buf[at + keyOf] = key;
             }
+            n++;
         }
-        int n = seqs.size;
         if (n == 0) {
             return status(3);
         }
-        int[] order = seqOrder(seqs.values, n);
+        int[] order = seqOrder(buf, stride, n);
 
         // open windows per key code, each list sorted by start
         Windows open = new Windows(keyValue.length);
@@ -267,14 +284,14 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         LongList eSeq = new LongList(), eWall = new LongList(), eIndex = new LongList();
         long[] closed = new long[2];
         for (int o = 0; o < n; o++) {
-            int i = order == null ? o : order[o];
-            long seq = seqs.values[i];
-            if (hasArrival && arrivals.values[i] > wall) {
-                wall = arrivals.values[i];
+            int at = (order == null ? o : order[o]) * stride;
+            long seq = buf[at];
+            if (hasArrival && buf[at + arrivalOf] > wall) {
+                wall = buf[at + arrivalOf];
             }
-            long t = times.values[i] * unit;
-            long keyOf = hasKey ? keys.values[i] : 0L;
-            int code = codes.get(keyOf);
+            long t = buf[at + 1] * unit;
+            long keyValueOf = hasKey ? buf[at + keyOf] : 0L;
+            int code = codes.get(keyValueOf);
             if (code < 0) {
                 code = nKeys++;
                 if (code == keyValue.length) {
@@ -282,10 +299,10 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
                     clock = Arrays.copyOf(clock, code * 2);
                     open.grow(code * 2);
                 }
-                keyValue[code] = keyOf;
+                keyValue[code] = keyValueOf;
                 clock[code] = none;
-                codes.put(keyOf, code);
-                newKey.add(keyOf);
+                codes.put(keyValueOf, code);
+                newKey.add(keyValueOf);
                 newFirst.add(seq);
             }
             long prev = clock[code];
@@ -312,10 +329,10 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
                 }
             }
         }
-        afterSeq = seqs.values[order == null ? n - 1 : order[n - 1]];
+        afterSeq = buf[(order == null ? n - 1 : order[n - 1]) * stride];
 
         int remaining = open.total();
-        long bytes = 8L * (8 + 2L * newKey.size + nKeys + 5L * dSeq.size + 6L * eSeq.size + 3L * remaining);
+        long bytes = 8L * (9 + 2L * newKey.size + nKeys + 5L * dSeq.size + 6L * eSeq.size + 3L * remaining);
         ByteBuffer out = ByteBuffer.allocate((int) bytes);
         out.putLong(0).putLong(wall).putLong(afterSeq);
         out.putLong(newKey.size);
@@ -340,6 +357,7 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         eIndex.writeTo(out);
         out.putLong(remaining);
         open.writeTo(out, nKeys);
+        out.putLong(n);
         return out.array();
     }
 
@@ -351,14 +369,21 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         return values;
     }
 
-    /** Row indexes in ascending seq order (stable), or null when the rows already are. */
-    static int[] seqOrder(long[] seq, int n) {
+    /**
+     * Row indexes in ascending seq order (stable), or null when the rows already are; row
+     * {@code i}'s seq is {@code buf[i * stride]}.
+     */
+    static int[] seqOrder(long[] buf, int stride, int n) {
         boolean sorted = true;
         for (int i = 1; i < n && sorted; i++) {
-            sorted = seq[i] > seq[i - 1];
+            sorted = buf[i * stride] > buf[(i - 1) * stride];
         }
         if (sorted) {
             return null;
+        }
+        long[] seq = new long[n];
+        for (int i = 0; i < n; i++) {
+            seq[i] = buf[i * stride];
         }
         int[] order = new int[n];
         for (int i = 0; i < n; i++) {
