@@ -283,6 +283,7 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
         LongList eCode = new LongList(), eStart = new LongList(), eCount = new LongList();
         LongList eSeq = new LongList(), eWall = new LongList(), eIndex = new LongList();
         long[] closed = new long[2];
+        long lastStart = Long.MIN_VALUE;
         for (int o = 0; o < n; o++) {
             int at = (order == null ? o : order[o]) * stride;
             long seq = buf[at];
@@ -306,7 +307,13 @@ public final class TumblingCounts implements FlatMapFunction<Iterator<InternalRo
                 newFirst.add(seq);
             }
             long prev = clock[code];
-            long start = t - Math.floorMod(t, size);
+            long start;
+            if (t - lastStart >= 0 && t - lastStart < size) { // the window of the last event: no division
+                start = lastStart;
+            } else {
+                start = t - Math.floorMod(t, size);
+                lastStart = start;
+            }
             if (prev != none && start + span <= prev) {
                 dSeq.add(seq);
                 dTime.add(t);
