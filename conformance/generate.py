@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import NOW, CountWindows
-from windtunnel.oracle.model.stream import Batch, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.simulator.strategies import streams
 
@@ -102,8 +102,12 @@ def spec_streams(spec: Scenario, *, max_events: int = MAX_EVENTS) -> st.SearchSt
 
     Shrinks like :func:`windtunnel.simulator.strategies.streams` (few, in-order events
     on one key), with the first key of each further group field and non-null values.
+    The stream starts at the spec's wall clock (``start_wall_ms``): arrivals and advances
+    from it, event times from it in the spec's time unit.
     """
     shape = StreamShape.of(spec)
+    wall_ms = spec.start_wall_ms
+    time_shift = wall_ms // spec.time_unit_ms
     base = streams(
         max_events=max_events,
         keys=list(_SMALL_KEYS),
@@ -134,16 +138,18 @@ def spec_streams(spec: Scenario, *, max_events: int = MAX_EVENTS) -> st.SearchSt
             if shape.on is not None:
                 # pulled back below 0 by disorder: shift so times stay at or after the epoch
                 null = null_pool[event.seq % 8] and event.seq % 3 == 1
-                _put(out, shape.on, None if null else time + shape.disorder)
+                _put(out, shape.on, None if null else time + shape.disorder + time_shift)
             for index, name in enumerate(shape.group_fields):
                 key = raw[_KEY] if index == 0 else group_pool[(event.seq + index) % 8]
                 _put(out, name, key)
             for index, name in enumerate(shape.value_fields):
                 value = raw["value"] if index == 0 else value_pool[(event.seq + index) % 8]
                 _put(out, name, None if null_pool[(event.seq + index + 3) % 8] else value)
-            return replace(event, payload=out)
+            at_ms = None if event.at_ms is None else event.at_ms + wall_ms
+            return replace(event, payload=out, at_ms=at_ms)
 
-        return tuple(_map_events(items, payload))
+        moved = (Advance(i.to_ms + wall_ms) if isinstance(i, Advance) else i for i in items)
+        return tuple(_map_events(tuple(moved), payload))
 
     return build()
 

@@ -101,3 +101,16 @@ def test_the_report_reads_times_in_the_spec_unit(tmp_path: Path) -> None:
     assert "first divergent window: [0s,10s)" in result.output
     assert "times in s" in result.output and "10000" not in result.output
     assert '{"event": {"ts": 1, "user": "alice", "bytes": 5}}' in result.output
+
+
+def test_a_generated_scenario_starting_at_an_epoch_is_checked(tmp_path: Path) -> None:
+    # `generate --format scenario` starts the wall clock at an epoch time; the generated
+    # streams must start there too (they once arrived at 0 and the check exited 2)
+    spec = tmp_path / "pay.yaml"
+    made = CliRunner().invoke(
+        cli, ["generate", "payments", "--format", "scenario", "--events", "60", "--seed", "3", "--out", str(spec)]
+    )
+    assert made.exit_code == 0, made.output
+    result = invoke(str(spec), "--target", "oracle:tenzir", "--examples", "20")
+    assert result.exit_code == 0, result.output
+    assert "checked 21 scenarios" in result.output and "0 divergences" in result.output

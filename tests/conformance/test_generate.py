@@ -63,3 +63,26 @@ def test_nested_time_field_and_scale_in_the_file_unit() -> None:
 def test_negative_count_is_invalid() -> None:
     with pytest.raises(InvalidSpec, match="--examples"):
         generate(spec(FIXED), -1)
+
+
+@pytest.mark.parametrize("time_unit", ["ms", "s"])
+def test_streams_start_at_the_specs_wall_clock(time_unit: str) -> None:
+    # a spec from `generate ... --format scenario` starts its wall clock at an epoch time:
+    # generated streams arrive from it (a stream before it is invalid) and carry event
+    # times from it, in the spec's unit
+    from windtunnel.oracle.model.stream import StreamChecker
+
+    start = "2026-11-24T00:00:00Z"
+    shaped = spec({**FIXED, "idle_timeout": "5s"}, start_wall=start, time_unit=time_unit)
+    start_ms = shaped.start_wall_ms
+    assert start_ms == 1_795_478_400_000
+    unit_ms = shaped.time_unit_ms
+    scenarios = list(generate(shaped, 40, seed=2))
+    for s in scenarios:
+        check = StreamChecker(start_ms)
+        for index, item in enumerate(s.items):
+            check.item(index, item)  # raises InvalidStream for an arrival before the start
+    events = [e for s in scenarios for e in events_of(s.items)]
+    assert all(e.at_ms is None or e.at_ms >= start_ms for e in events)
+    assert all(t >= start_ms // unit_ms for e in events if (t := e.payload["ts"]) is not None)
+    assert all(i.to_ms >= start_ms for s in scenarios for i in s.items if isinstance(i, Advance))
