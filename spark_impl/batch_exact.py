@@ -188,11 +188,12 @@ class ExactBatches:
             return self.step_batch(self.complete(typed_frame(table), True), batch_id, spark)
         arrays = {name: table.column(name).to_numpy() for name in names}
 
-        def run(state: Any) -> Rows | None:
-            return tumbling_counts(
+        def run(state: Any) -> tuple[Rows | None, int]:
+            out = tumbling_counts(
                 self.step, state, arrays["seq"], arrays.get("arrival_ms"), arrays[TYPED_TIME],
                 arrays.get(typed_key(0)),
             )
+            return out, table.num_rows
 
         return self.step_batch(None, batch_id, spark, run)
 
@@ -226,19 +227,19 @@ class ExactBatches:
         log = AnswerLog(self.state_dir)
         incoming = log.incoming(batch_id) if self.background and isinstance(self.output, FileOutput) else None
 
-        def run(state: Any) -> Rows | Pending | None:
-            if incoming is None:
-                return jvm_step.tumbling_counts_jvm(step, self.step, state, jdf, inputs)
+        def run(state: Any) -> tuple[Rows | Pending | None, int]:
             answer = jvm_step.answer_jvm(step, self.step, state, jdf, inputs, keep=incoming)
-            if answer is None or not answer.rows:
-                return None
+            if answer is None:
+                return None, 0
+            if incoming is None or not answer.rows:
+                return jvm_step.render(self.step, answer, state.groups, state.first_seq), answer.rows_in
             log.keep(batch_id)  # before the state version: the write-ahead copy
             groups, first_seq = list(state.groups), state.first_seq
 
             def write() -> None:
                 self._write_answer(batch_id, answer, groups, first_seq)
 
-            return Pending(answer.rows, write)
+            return Pending(answer.rows, write), answer.rows_in
 
         try:
             self.step_batch(None, batch_id, df.sparkSession, run)
@@ -287,16 +288,20 @@ class ExactBatches:
         frame: pd.DataFrame | None,
         batch_id: int,
         spark: Any,
-        run: Callable[[Any], Rows | Pending | None] | None = None,
+        run: Callable[[Any], tuple[Rows | Pending | None, int]] | None = None,
     ) -> int:
-        """Micro-batch ``batch_id``'s rows through the step (``run(state)`` instead when
-        given): state version ``batch_id - 1`` in, output written (or, :class:`Pending`,
-        handed to the background writer), version ``batch_id`` saved. Returns the output
-        rows."""
+        """Micro-batch ``batch_id``'s rows (``frame``) through the step, or ``run(state)``
+        (output rows and the input rows read) when given: state version ``batch_id - 1`` in,
+        output written (or, :class:`Pending`, handed to the background writer), version
+        ``batch_id`` saved. Returns the output rows."""
         store = BatchStateStore(self.state_dir)
         previous = store.before(batch_id)
         state = self.step.new_state() if previous is None else previous.state
-        out = run(state) if run is not None else self.step.run(state, [frame])
+        if run is not None:
+            out, rows_in = run(state)
+        else:
+            assert frame is not None
+            out, rows_in = self.step.run(state, [frame]), len(frame)
         if isinstance(out, Pending):
             rows = out.rows
             self._writer.submit(out.write)
@@ -304,7 +309,7 @@ class ExactBatches:
             out = empty_frame() if out is None else out
             self.output(out, str(batch_id), spark)
             rows = len(out)
-        store.save(Version(batch_id, state, rows))
+        store.save(Version(batch_id, state, rows, rows_in))
         return rows
 
     def __call__(self, df: Any, batch_id: int) -> None:
@@ -442,9 +447,11 @@ def progress(query: Any, state_dir: str, seen: set[int]) -> list[BatchRun]:
         if rows_in is None:
             rows_in = sum(int(s.get("numInputRows") or 0) for s in data.get("sources") or [])
         try:
-            rows_out = store.rows_out(batch_id)
+            rows_out, read = store.counts(batch_id)
         except FileNotFoundError:  # ran no micro-batch function (no new data)
-            rows_out = 0
+            rows_out, read = 0, None
+        if read is not None:  # the rows the step read: Spark counts the rows of a micro-batch
+            rows_in = read  # read twice (a JVM task declined it, a Python step ran it) twice
         seen.add(batch_id)
         if rows_in or rows_out:
             duration = int((data.get("durationMs") or {}).get("triggerExecution", 0))

@@ -7,7 +7,8 @@ rows that micro-batch wrote), written to a temporary name and renamed, so a read
 whole version or none. Micro-batch ``N`` starts from the newest version below ``N``; Spark
 replays an uncommitted micro-batch with the same id after a restart, so the replay reads
 the same version as the first attempt and overwrites version ``N``: nothing lost, nothing
-counted twice. ``rows/<N>`` keeps each micro-batch's output row count. Versions below ``N - 1`` are deleted once ``N`` is written (the last two
+counted twice. ``rows/<N>`` keeps each micro-batch's output row count and the input rows its
+step read (``"<out> <in>"``; older checkpoints hold the output count alone). Versions below ``N - 1`` are deleted once ``N`` is written (the last two
 stay, so micro-batch ``N`` can be replayed).
 
 The process that runs the micro-batches (the driver, or a Spark Connect server's
@@ -32,15 +33,19 @@ _CACHE: dict[str, tuple[int, Any]] = {}
 
 @dataclass(frozen=True, slots=True)
 class Version:
-    """One saved version: the micro-batch id, its state and its output row count."""
+    """One saved version: the micro-batch id, its state, its output row count and the input
+    rows its step read (None: not known)."""
 
     batch_id: int
     state: Any
     rows_out: int
+    rows_in: int | None = None
 
     def __post_init__(self) -> None:
-        if self.batch_id < 0 or self.rows_out < 0:
-            raise ValueError(f"batch_id={self.batch_id} and rows_out={self.rows_out} must be >= 0")
+        if self.batch_id < 0 or self.rows_out < 0 or (self.rows_in is not None and self.rows_in < 0):
+            raise ValueError(
+                f"batch_id={self.batch_id}, rows_out={self.rows_out} and rows_in={self.rows_in} must be >= 0"
+            )
 
 
 class BatchStateStore:
@@ -78,7 +83,13 @@ class BatchStateStore:
     def rows_out(self, batch_id: int) -> int:
         """Output rows micro-batch ``batch_id`` wrote (a small file kept for every micro-batch,
         also after its state version is deleted). Raises FileNotFoundError before it ran."""
-        return int((self.directory / "rows" / str(batch_id)).read_text())
+        return self.counts(batch_id)[0]
+
+    def counts(self, batch_id: int) -> tuple[int, int | None]:
+        """(output rows, input rows the step read or None) of micro-batch ``batch_id``.
+        Raises FileNotFoundError before it ran."""
+        words = (self.directory / "rows" / str(batch_id)).read_text().split()
+        return int(words[0]), int(words[1]) if len(words) > 1 else None
 
     def latest(self) -> Version | None:
         """The newest version, or None."""
@@ -96,7 +107,8 @@ class BatchStateStore:
         os.replace(temporary, final)
         rows = self.directory / "rows"
         rows.mkdir(exist_ok=True)
-        (rows / str(version.batch_id)).write_text(str(version.rows_out))
+        counts = str(version.rows_out) + ("" if version.rows_in is None else f" {version.rows_in}")
+        (rows / str(version.batch_id)).write_text(counts)
         for old in self.versions():
             if old < version.batch_id - 1:
                 self._path(old).unlink(missing_ok=True)

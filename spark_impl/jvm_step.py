@@ -278,7 +278,8 @@ class Answer:
     position, new keys (value, first seq), every key's clock, late drops (seq, event time,
     window start, the key's clock before, key code), closed windows (key code, start, count,
     closing seq, wall clock, index among the closing event's emissions) and the open windows
-    (key code, start, count). Times in ms; windows ``[start, start + size)``."""
+    (key code, start, count), and the micro-batch's rows the task read. Times in ms; windows
+    ``[start, start + size)``."""
 
     wall_ms: int
     after_seq: int
@@ -288,6 +289,7 @@ class Answer:
     drops: tuple[np.ndarray, ...]
     emissions: tuple[np.ndarray, ...]
     open_windows: tuple[np.ndarray, ...]
+    rows_in: int
 
     @property
     def rows(self) -> int:
@@ -314,7 +316,8 @@ class Answer:
         emissions = tuple(read.many(n_emit) for _ in range(6))
         n_open = read.one()
         open_windows = tuple(read.many(n_open) for _ in range(3))
-        return Answer(wall_ms, after_seq, new_keys, new_first, clock, drops, emissions, open_windows)
+        rows_in = read.one()
+        return Answer(wall_ms, after_seq, new_keys, new_first, clock, drops, emissions, open_windows, rows_in)
 
 
 class _Reader:

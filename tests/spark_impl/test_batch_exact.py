@@ -385,3 +385,18 @@ def test_a_failed_background_write_stops_the_query_and_a_restart_writes_it(
     batches = run_path(spark, query, tmp_path / "data", tmp_path)
     batches.finish(spark)
     assert_same(oracle(query, table), outputs(spark, tmp_path))
+
+
+def test_rows_in_are_the_rows_the_step_read_when_the_jvm_task_declines(spark: Any, tmp_path: Path) -> None:
+    # a count per string key: the JVM task reads the first row, declines (the key is JSON
+    # text, not an integer) and the Python step reads the micro-batch again; Spark counts
+    # the rows of both reads, the report the rows of the micro-batch
+    from windtunnel.oracle.scenario import load_yaml, parse_scenario
+    from windtunnel.spark_impl.job import Sink, records_source, run_job, spec_of
+
+    counted = FAST_SPEC.replace("aggregate: {txns: count(), amount: sum(amount_paise)}", "aggregate: {txns: count()}")
+    spec = spec_of(parse_scenario(load_yaml(counted) | {"input": []}))
+    stream = payments(tmp_path)
+    report = run_job(spec, records_source(spark, stream), Sink("json", path=str(tmp_path / "out")),
+                     checkpoint=str(tmp_path / "ckpt"))
+    assert [b.rows_in for b in report.batches] == [80, 80, 81]  # the end row rides in the last
