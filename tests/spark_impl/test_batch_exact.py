@@ -400,3 +400,28 @@ def test_rows_in_are_the_rows_the_step_read_when_the_jvm_task_declines(spark: An
     report = run_job(spec, records_source(spark, stream), Sink("json", path=str(tmp_path / "out")),
                      checkpoint=str(tmp_path / "ckpt"))
     assert [b.rows_in for b in report.batches] == [80, 80, 81]  # the end row rides in the last
+
+
+def test_a_job_on_the_jvm_step_writes_its_files_in_the_background_and_equals_the_oracle(
+    spark: Any, tmp_path: Path
+) -> None:
+    # run_job over typed columns (a user's streaming DataFrame): count per integer key, so
+    # the JVM step runs and its output files are written from the answer log; by the time
+    # run_job returns every file is there and the log is empty
+    from windtunnel.spark_impl.batch_exact import state_dir_of
+    from windtunnel.spark_impl.job import Sink, run_job
+    from windtunnel.spark_impl.schema import OUTPUT_DDL, outputs_in_order
+    from windtunnel.spark_impl.sources import dataframe_source
+
+    query = Query(FixedWindows(50, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
+    table = events(2500, 15, 0.2, 21, 200)
+    write_batches(table, [600, 1400, 2000], tmp_path / "data")
+    frame = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "data"))
+    checkpoint = str(tmp_path / "ckpt")
+    report = run_job(query, dataframe_source(frame), Sink("parquet", path=str(tmp_path / "out")), checkpoint=checkpoint)
+    answers = Path(state_dir_of(checkpoint)) / "answers"
+    assert answers.is_dir() and not list(answers.iterdir())  # the JVM step ran; all written out
+    assert [b.rows_in for b in report.batches] == [600, 800, 600, 500]
+    rows = spark.read.schema(OUTPUT_DDL).parquet(str(tmp_path / "out")).collect()
+    assert report.rows_out == len(rows)
+    assert_same(oracle(query, table, end=False), outputs_in_order(r.asDict() for r in rows))
