@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -236,11 +237,7 @@ class ExactBatches:
             if incoming is None or not answer.rows:
                 return jvm_step.render(self.step, answer, state.groups, state.first_seq), answer.rows_in
             log.keep(batch_id)  # before the state version: the write-ahead copy
-            groups, first_seq = list(state.groups), state.first_seq
-
-            def write() -> None:
-                self._write_answer(batch_id, answer, groups, first_seq)
-
+            write = partial(self._write_answer, batch_id, answer, list(state.groups), state.first_seq)
             return Pending(answer.rows, write), answer.rows_in
 
         try:
@@ -271,9 +268,7 @@ class ExactBatches:
         pending = log.pending()
         if not pending:
             return
-        store = BatchStateStore(self.state_dir)
-        versions = store.versions()
-        latest = store.read(versions[-1]) if versions else None
+        latest = BatchStateStore(self.state_dir).latest()
         for batch_id in pending:
             if latest is None or batch_id > latest.batch_id:
                 log.remove(batch_id)  # its state version was never saved: Spark replays it

@@ -74,35 +74,43 @@ def progress(query: Any, state_dir: str, seen: set[int]) -> list[BatchRun]:
     return found
 
 
+def follow(query: Any, timeout_s: float | None, collect: Callable[[], bool]) -> bool:
+    """Poll ``query`` every half second until it ends, ``collect()`` (after each poll)
+    returns True, or ``timeout_s`` passes; then ``collect()`` once more. Returns True when
+    it timed out. The caller stops the query."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    timed_out = False
+    while query.isActive:
+        if deadline is not None and time.monotonic() >= deadline:
+            timed_out = True
+            break
+        query.awaitTermination(0.5)
+        if collect():
+            break
+    collect()
+    return timed_out
+
+
 def wait(
     query: Any, state_dir: str, timeout_s: float | None, on_batch: Callable[[BatchRun], None] | None
 ) -> tuple[list[BatchRun], bool, Any]:
     """Wait for ``query`` to end (or ``timeout_s``); (micro-batches, timed out, error)."""
     seen: set[int] = set()
     runs: list[BatchRun] = []
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    timed_out = False
 
-    def collect() -> None:
+    def collect() -> bool:
         for run in progress(query, state_dir, seen):
             runs.append(run)
             if on_batch is not None:
                 on_batch(run)
+        return False
 
     try:
-        while query.isActive:
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                break
-            query.awaitTermination(0.5)
-            collect()
-        collect()
+        timed_out = follow(query, timeout_s, collect)
         error = query.exception()
     finally:
         query.stop()
     return runs, timed_out, error
 
 
-
-
-__all__ = ["STATE_DIR", "BatchRun", "progress", "start", "state_dir_of", "wait"]
+__all__ = ["STATE_DIR", "BatchRun", "follow", "progress", "start", "state_dir_of", "wait"]

@@ -46,6 +46,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, Inva
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, parse_scenario
+from windtunnel.spark_impl.batch_runs import follow
 from windtunnel.spark_impl.operator import (
     apply_window,
     bucket_count,
@@ -297,21 +298,16 @@ def run_job(
     writer = _attach(writer, sink)
     query = writer.start()
     seen: list[BatchProgress] = []
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     # processing-time timers keep a system-clock query running after its input: under
     # availableNow it stops at the first micro-batch without input or output after the input
     stop_when_idle = clock == "system" and "availableNow" in options
-    timed_out = False
+
+    def collect() -> bool:
+        idle = _collect_progress(query, seen, on_batch)
+        return stop_when_idle and idle and bool(seen)
+
     try:
-        while query.isActive:
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                break
-            query.awaitTermination(0.5)
-            idle = _collect_progress(query, seen, on_batch)
-            if stop_when_idle and idle and seen:
-                break
-        _collect_progress(query, seen, on_batch)
+        timed_out = follow(query, timeout_s, collect)
         error = query.exception()
     finally:
         query.stop()

@@ -370,12 +370,8 @@ class KeyTable:
             return int_array([code_of[k] for k in raw])
         except (KeyError, TypeError):
             pass
-        try:
-            fresh = [k for k in dict.fromkeys(raw) if k not in code_of]
-        except TypeError:
+        if not self._add_fresh(raw):
             return None
-        for lookup in fresh:
-            self.add(lookup, self.new(lookup))
         return int_array([code_of[k] for k in raw])
 
     def payload_codes(self, payloads: list[Mapping[str, Any]]) -> npt.NDArray[np.intp] | None:
@@ -392,13 +388,21 @@ class KeyTable:
         except (KeyError, TypeError):
             pass
         raw = [p.get(field) for p in payloads]
+        if not self._add_fresh(raw):
+            return None
+        return np.fromiter([code_of[k] for k in raw], dtype=np.intp, count=len(raw))
+
+    def _add_fresh(self, raw: list[Any]) -> bool:
+        """Codes for the key values in ``raw`` not coded yet, in first-seen order; False
+        (nothing added) when a key is unhashable."""
+        code_of = self.code_of
         try:
             fresh = [k for k in dict.fromkeys(raw) if k not in code_of]
         except TypeError:
-            return None
+            return False
         for lookup in fresh:
             self.add(lookup, self.new(lookup))
-        return np.fromiter([code_of[k] for k in raw], dtype=np.intp, count=len(raw))
+        return True
 
     def codes(self, events: Sequence[Event]) -> npt.NDArray[np.intp] | None:
         """Each event's key code, creating new keys in first-seen order; None when a

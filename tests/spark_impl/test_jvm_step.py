@@ -219,23 +219,32 @@ def test_inputs_name_columns_or_parse_a_json_payload() -> None:
     assert inputs_of(job, dotted, types) is None
 
 
-@pytest.mark.spark
-def test_json_payloads_run_on_the_jvm_when_every_field_is_a_json_integer(spark: Any) -> None:
+JOB_ROWS = "kind string, seq long, arrival_ms long, after_seq long, payload string"
+"""The job input rows of windtunnel run: kind, seq, arrival_ms, after_seq, payload (JSON)."""
+
+
+def json_job(spark: Any, events: list[tuple[Any, ...]], partitions: int = 1) -> tuple[Any, FastStep, Any, Any]:
+    """(the JVM step, a tumbling count per ``k`` of ``ts``, the ``events`` as job input rows,
+    what the task reads from them)."""
     from windtunnel.spark_impl import jvm_step
     from windtunnel.spark_impl.batch_exact import Columns
 
-    # the job input rows of windtunnel run: kind, seq, arrival_ms, after_seq, payload (JSON)
     query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    step = FastStep(query, Rules())
-    job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
-    schema = "kind string, seq long, arrival_ms long, after_seq long, payload string"
     jvm = jvm_step.load(spark)
     assert jvm is not None
+    df = spark.createDataFrame(events, JOB_ROWS).repartition(partitions)
+    inputs = jvm_step.inputs_of(Columns("seq", "arrival_ms", "kind", "after_seq", "payload"), query, dict(df.dtypes))
+    assert inputs is not None
+    return jvm, FastStep(query, Rules()), df, inputs
+
+
+@pytest.mark.spark
+def test_json_payloads_run_on_the_jvm_when_every_field_is_a_json_integer(spark: Any) -> None:
+    from windtunnel.spark_impl import jvm_step
+
     rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2), (2, 5, 1, 1), (3, 9, 25, 1), (4, 9, 14, 2)]
     events = [("event", s, a, None, f'{{"k": {k}, "ts": {t}, "x": "y"}}') for s, a, t, k in rows]
-    df = spark.createDataFrame(events, schema).repartition(2)
-    inputs = jvm_step.inputs_of(job, query, dict(df.dtypes))
-    assert inputs is not None
+    jvm, step, df, inputs = json_job(spark, events, partitions=2)
     python, jvm_state = step.new_state(), step.new_state()
     same_rows(typed_run(step, python, rows), jvm_step.tumbling_counts_jvm(jvm, step, jvm_state, df._jdf, inputs))
     assert state_of(jvm_state) == state_of(python)
@@ -249,7 +258,7 @@ def test_json_payloads_run_on_the_jvm_when_every_field_is_a_json_integer(spark: 
         ("event", 5, 9, None, '{"k": 1, "ts": 12, "x": Infinity}'),  # json.loads takes it, JSON does not
         ("end", None, 9, 4, None),
     ):
-        mixed = spark.createDataFrame([*events, odd], schema)
+        mixed = spark.createDataFrame([*events, odd], JOB_ROWS)
         with pytest.raises(jvm_step.Fallback):
             jvm_step.tumbling_counts_jvm(jvm, step, step.new_state(), mixed._jdf, inputs)
 
@@ -385,18 +394,9 @@ def test_a_foreach_batch_micro_batch_is_read_without_planning_and_gives_the_same
 @pytest.mark.spark
 def test_a_null_kind_is_an_event_as_the_general_step_reads_it(spark: Any) -> None:
     from windtunnel.spark_impl import jvm_step
-    from windtunnel.spark_impl.batch_exact import Columns
 
-    query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    step = FastStep(query, Rules())
-    job = Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
-    schema = "kind string, seq long, arrival_ms long, after_seq long, payload string"
     rows: Stream = [(0, 0, 3, 1), (1, 4, 12, 2)]
     kinds = [None, "event"]
     events = [(kind, s, a, None, f'{{"k": {k}, "ts": {t}}}') for kind, (s, a, t, k) in zip(kinds, rows, strict=True)]
-    df = spark.createDataFrame(events, schema)
-    jvm = jvm_step.load(spark)
-    assert jvm is not None
-    inputs = jvm_step.inputs_of(job, query, dict(df.dtypes))
-    assert inputs is not None
+    jvm, step, df, inputs = json_job(spark, events)
     same_rows(typed_run(step, step.new_state(), rows), jvm_step.tumbling_counts_jvm(jvm, step, step.new_state(), df._jdf, inputs))
