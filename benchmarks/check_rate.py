@@ -19,8 +19,8 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from windtunnel.conformance.spark_targets import exact_target, stock_target
 from windtunnel.conformance.targets import Target
+from windtunnel.conformance.targets.spark import exact_target, stock_target
 from windtunnel.oracle.model.stream import Item
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.simulator.strategies import streams

@@ -24,7 +24,7 @@ from windtunnel.conformance.check import compare_run, describe_output
 from windtunnel.conformance.generate import generate
 from windtunnel.conformance.paced import Pacing, paced_variant
 from windtunnel.conformance.targets import oracle_outputs
-from windtunnel.conformance.tenzir_target import tenzir_binary, tenzir_target, tenzir_version
+from windtunnel.conformance.targets.tenzir import tenzir_binary, tenzir_target, tenzir_version
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 
 AGG = {"n": "count()", "s": "sum(x)", "xs": "collect(x)", "first_x": "first(x)", "m": "avg(x)"}

@@ -16,7 +16,7 @@ from typing import Any
 from windtunnel.conformance.check import CheckResult, check
 from windtunnel.conformance.counterexample import write_counterexample
 from windtunnel.conformance.report import input_lines, render, summary
-from windtunnel.conformance.targets import TARGETS, Target, stand_in_of, target_named
+from windtunnel.conformance.targets import Target, is_named, stand_in_of, target_named
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_scenario, load_yaml, parse_scenario
 
@@ -42,7 +42,7 @@ def needs_spark(job_or_target: Any) -> bool:
     if isinstance(job_or_target, str):
         if job_or_target.startswith(("oracle:", "python:")):
             return False
-        return job_or_target in TARGETS or ":" in job_or_target
+        return is_named(job_or_target) or ":" in job_or_target
     return callable(job_or_target) and not isinstance(job_or_target, Target)
 
 
@@ -56,11 +56,11 @@ def resolve(job_or_target: Any, spark: SparkGetter) -> Resolved:
         return Resolved(job_or_target, None, None)
     if isinstance(job_or_target, str):
         target = target_named(job_or_target, session)
-        known = job_or_target in TARGETS or job_or_target.startswith(("oracle:", "python:"))
+        known = is_named(job_or_target) or job_or_target.startswith(("oracle:", "python:"))
         option = "--target" if known else "--job"
         return Resolved(target, stand_in_of(job_or_target), f"{option} {job_or_target}")
     if callable(job_or_target):
-        from windtunnel.conformance.spark_targets import job_target
+        from windtunnel.conformance.targets.spark import job_target
 
         module = getattr(job_or_target, "__module__", None)
         name = getattr(job_or_target, "__qualname__", None)

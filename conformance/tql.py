@@ -18,7 +18,7 @@ The window body is ``summarize`` over the query's aggregates plus
 ``__seqs=collect(__seq)``: the events each window received, in delivery order. For a
 pass-through query the body keeps the events (``__w = $window``). Tenzir reports
 late drops only as a count, so which events were dropped is read from these member
-lists (:mod:`windtunnel.conformance.tenzir_target`).
+lists (:mod:`windtunnel.conformance.targets.tenzir`).
 """
 
 from __future__ import annotations

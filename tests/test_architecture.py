@@ -1,5 +1,8 @@
 """The architecture as tests: imports point one way and no module imports itself back.
 
+Strings naming a module (``importlib.import_module("windtunnel...")``, entry points
+``"windtunnel...:ATTR"``) count as imports: a lazy import is still a dependency.
+
     oracle  <-  simulator  <-  conformance  ->  spark_impl        cli -> all
 
 Inside the oracle: ``model`` imports nothing else of the oracle; ``windows`` builds on the
@@ -9,6 +12,7 @@ model only; ``clauses`` and ``profiles`` build on both; the entry points sit on 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,11 +51,19 @@ def modules() -> Iterator[tuple[str, Path]]:
             yield module_name(path), path
 
 
+MODULE_STRING = re.compile(r"windtunnel(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_.]*)?")
+"""A string naming a module (``importlib.import_module``, entry-point style ``module:attr``)."""
+
+
 def imports_of(path: Path) -> set[str]:
-    """Every windtunnel module ``path`` imports, at any level of nesting."""
+    """Every windtunnel module ``path`` imports, at any level of nesting, counting strings
+    that name a module (what ``importlib.import_module`` would load) as imports."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if MODULE_STRING.fullmatch(node.value):
+                found.add(node.value.partition(":")[0])
+        elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("windtunnel."))
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("windtunnel"):
             found.add(node.module)
@@ -150,6 +162,15 @@ def test_no_import_cycles() -> None:
         for source, targets in EDGES.items()
     }
     assert cycles(edges) == []
+
+
+def test_module_strings_count_as_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        'import importlib\nimportlib.import_module("windtunnel.spark_impl.job")\n'
+        'ENTRY = "windtunnel.conformance.targets.spark:EXACT"\nNOTE = "see windtunnel.cli docs"\n'
+    )
+    assert imports_of(module) == {"windtunnel.spark_impl.job", "windtunnel.conformance.targets.spark"}
 
 
 def test_the_cycle_test_finds_cycles() -> None:

@@ -9,8 +9,8 @@ import itertools
 import pytest
 from pyspark.sql import types as T
 
-from windtunnel.conformance.spark_targets import check_indexes, job_target
 from windtunnel.conformance.targets import target_named
+from windtunnel.conformance.targets.spark import check_indexes, job_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.spark_impl.feed import feed

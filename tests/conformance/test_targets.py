@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from windtunnel.conformance.targets import (
     TARGETS,
     TargetRun,
     callable_target,
+    known_targets,
     micro_batch_of_seq,
     oracle_outputs,
     oracle_target,
     register_target,
+    registry,
     stand_in_of,
     target_named,
 )
@@ -94,3 +99,46 @@ def test_register_target_extends_the_names() -> None:
         assert target_named("test-only").name == "oracle:flink"
     finally:
         del TARGETS["test-only"]
+
+
+def _plugin_distribution(root: Path, name: str, entry_points: str, module: str) -> None:
+    """An installed distribution as importlib.metadata finds it: a module and a dist-info
+    folder with ``entry_points.txt`` on ``sys.path``."""
+    (root / f"{name}.py").write_text(module)
+    info = root / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[windtunnel.targets]\n{entry_points}\n")
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry read again from the entry points, and restored afterwards."""
+    saved = dict(registry.TARGETS)
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_problems", [])
+    registry.TARGETS.clear()
+    yield
+    registry.TARGETS.clear()
+    registry.TARGETS.update(saved)
+
+
+def test_a_third_party_package_adds_a_target_through_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    _plugin_distribution(
+        tmp_path,
+        "wt_plugin",
+        "flink-oracle = wt_plugin:ENTRY\nspark = wt_plugin:ENTRY\nbroken = wt_plugin:MISSING",
+        "from windtunnel.conformance.targets import TargetEntry, oracle_target\n"
+        "ENTRY = TargetEntry(lambda spark: oracle_target('flink'), 'the flink profile', 'flink')\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert target_named("flink-oracle").name == "oracle:flink"
+    assert stand_in_of("flink-oracle") == "flink"
+    assert "flink-oracle" in known_targets()
+    # a plug-in never replaces a built-in, and a broken one is reported, not raised
+    assert stand_in_of("spark") is None
+    problems = registry.entry_point_problems()
+    assert any(p.startswith("spark (wt_plugin:ENTRY): names a built-in") for p in problems)
+    assert any(p.startswith("broken (wt_plugin:MISSING): AttributeError") for p in problems)

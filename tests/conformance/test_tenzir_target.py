@@ -17,7 +17,7 @@ from windtunnel.conformance.check import compare_run, describe_output
 from windtunnel.conformance.generate import generate
 from windtunnel.conformance.paced import Pacing, paced_variant
 from windtunnel.conformance.targets import oracle_outputs, target_named
-from windtunnel.conformance.tenzir_target import tenzir_binary
+from windtunnel.conformance.targets.tenzir import tenzir_binary
 from windtunnel.oracle.model.results import Drop, Emission
 from windtunnel.oracle.scenario import parse_scenario
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from windtunnel.conformance.spark_targets import exact_target, job_target, stock_target
 from windtunnel.conformance.targets import oracle_target
+from windtunnel.conformance.targets.spark import exact_target, job_target, stock_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item

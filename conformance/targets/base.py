@@ -1,16 +1,15 @@
-"""Targets: the implementations ``windtunnel check`` holds against the oracle.
+"""The target contract and the targets that need no engine: the leaf of the targets package.
 
 A target turns scenarios into outputs (emissions, and drops if it reports them). It
 runs many scenarios per call (:meth:`Target.run_many`) so that an engine with a high
 per-query cost (a Spark streaming query) pays it once per call, not once per scenario.
 
-Built in: :func:`oracle_target` (the oracle under a profile: a cheap stand-in, and
-the reference in tests), :func:`callable_target` (any Python callable from a scenario
-to outputs), and, by name through :func:`target_named`, ``spark`` (windtunnel's exact
-operator), ``spark-stock`` (the stock mapping) and a user's Spark job as
-``module:function`` -- the Spark ones imported lazily from
-``windtunnel.conformance.spark_targets``. More names register with
-:func:`register_target` (an engine issue adds ``tenzir`` that way).
+Here: :class:`TargetRun` and the :class:`Target` protocol, :func:`oracle_target` (the
+oracle under a profile: a cheap stand-in, and the reference in tests),
+:func:`callable_target` (any Python callable from a scenario to outputs) and
+:func:`load_function`. This module imports nothing else of the package: the engine
+targets (``spark``, ``tenzir``, ...) build on it, and the registry
+(:mod:`windtunnel.conformance.targets.registry`) names them.
 
 Micro-batches: a scenario's ``batch`` items are micro-batches and lone events go one
 per micro-batch; ``advance`` items join the micro-batch being built; end of input rides
@@ -23,13 +22,13 @@ later event's arrival time comes out in that later micro-batch, as on Spark.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from windtunnel.conformance.differential import canonical
 from windtunnel.oracle.engine import operator_for, run
-from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission, Output
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, checked
 from windtunnel.oracle.profiles import profile_named
@@ -259,73 +258,6 @@ def callable_target(
     return CallableTarget(fn, label, reports_drops, reports_timing)
 
 
-# --- targets by name ---------------------------------------------------------------------
-
-TargetFactory = Callable[[Any], Target]
-"""Builds a target from a Spark session (or None: the target starts what it needs)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TargetEntry:
-    """A named target: its factory, a one-line description, and the oracle profile that
-    stands in for it when shrinking (None: shrink against the target itself)."""
-
-    factory: TargetFactory
-    description: str
-    stand_in: str | None = None
-
-
-TARGETS: dict[str, TargetEntry] = {}
-
-
-def register_target(
-    name: str, factory: TargetFactory, description: str, stand_in: str | None = None
-) -> None:
-    """Make ``--target NAME`` available (replacing an entry of the same name)."""
-    TARGETS[name] = TargetEntry(factory, description, stand_in)
-
-
-def _spark_targets() -> Any:
-    try:
-        return importlib.import_module("windtunnel.conformance.spark_targets")
-    except ModuleNotFoundError as exc:
-        raise EngineUnavailable(
-            f"the Spark targets cannot be loaded ({exc}); install the spark extra: "
-            'pip install "windtunnel[spark]"'
-        ) from None
-
-
-register_target(
-    "spark",
-    lambda spark: _spark_targets().exact_target(spark),
-    "windtunnel's exact operator on Spark Structured Streaming",
-)
-register_target(
-    "spark-fast",
-    lambda spark: _spark_targets().fast_target(spark),
-    "windtunnel's fast path on Spark (foreachBatch; the JVM step for typed tumbling counts)",
-)
-register_target(
-    "spark-stock",
-    lambda spark: _spark_targets().stock_target(spark),
-    "stock Spark windows (window/session_window + withWatermark)",
-    stand_in="spark",
-)
-
-
-
-def _tenzir_target(spark: Any) -> Target:
-    module = importlib.import_module("windtunnel.conformance.tenzir_target")
-    return module.tenzir_target()  # type: ignore[no-any-return]
-
-
-register_target(
-    "tenzir",
-    _tenzir_target,
-    "the real Tenzir engine's window operator (the [tenzir] extra runs TQL pipelines)",
-)
-
-
 def load_function(spec: str, option: str = "--job") -> Callable[..., Any]:
     """Import ``module:function`` (dotted attribute paths allowed after the colon).
 
@@ -353,61 +285,22 @@ def load_function(spec: str, option: str = "--job") -> Callable[..., Any]:
     return found  # type: ignore[no-any-return]
 
 
-def known_targets() -> list[str]:
-    """Registered names plus the forms ``module:function`` and ``oracle:PROFILE``."""
-    return [*TARGETS, "oracle:PROFILE", "python:module:function", "module:function (a Spark job)"]
+TargetFactory = Callable[[Any], Target]
+"""Builds a target from a Spark session (or None: the target starts what it needs)."""
 
 
-def target_named(name_or_job: str, spark: Any = None) -> Target:
-    """The target for ``--target``/``--job``: a registered name, ``oracle:PROFILE``,
-    ``python:module:function`` (a callable scenario -> outputs) or ``module:function``
-    (a user's Spark job ``job(events) -> DataFrame``, run by ``spark_targets.job_target``).
+@dataclass(frozen=True, slots=True)
+class TargetEntry:
+    """A named target: its factory, a one-line description, and the oracle profile that
+    stands in for it when shrinking (None: shrink against the target itself)."""
 
-    Raises InvalidSpec listing the known targets for an unknown name.
-    """
-    if name_or_job in TARGETS:
-        return TARGETS[name_or_job].factory(spark)
-    if name_or_job.startswith("oracle:"):
-        return oracle_target(name_or_job.split(":", 1)[1])
-    if name_or_job.startswith("python:"):
-        function = load_function(name_or_job.split(":", 1)[1], "--target")
-        return callable_target(function, name=name_or_job)
-    if ":" in name_or_job:
-        job = load_function(name_or_job)
-        return _spark_targets().job_target(job, spark)  # type: ignore[no-any-return]
-    raise InvalidSpec(
-        "--target", name_or_job, "unknown target", f"use one of {', '.join(known_targets())}"
-    )
+    factory: TargetFactory
+    description: str
+    stand_in: str | None = None
 
-
-def stand_in_of(name_or_job: str) -> str | None:
-    """The oracle profile registered to stand in for a named target when shrinking."""
-    entry = TARGETS.get(name_or_job)
-    return entry.stand_in if entry is not None else None
-
-
-def describe_targets() -> Mapping[str, str]:
-    """Registered target names and their descriptions."""
-    return {name: entry.description for name, entry in TARGETS.items()}
-
-
-__all__ = [
-    "TARGETS",
-    "CallableTarget",
-    "OracleTarget",
-    "Target",
-    "TargetEntry",
-    "TargetRun",
-    "callable_target",
-    "describe_targets",
-    "load_function",
-    "micro_batch_of_items",
-    "micro_batch_of_seq",
-    "oracle_micro_batches",
-    "oracle_micro_batches_of",
-    "oracle_outputs",
-    "oracle_target",
-    "register_target",
-    "stand_in_of",
-    "target_named",
-]
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise InvalidSpec(
+                "TargetEntry.factory", self.factory, "must be callable",
+                "give a function spark -> Target",
+            )

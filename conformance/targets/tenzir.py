@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from windtunnel.conformance.targets import TargetRun
+from windtunnel.conformance.targets.base import TargetEntry, TargetRun
 from windtunnel.conformance.tql import (
     EventInfo,
     Prepared,
@@ -379,4 +379,9 @@ def _drops(spec: Any, prepared: Prepared, received: set[int]) -> list[Drop]:
     return drops
 
 
-__all__ = ["TenzirTarget", "outputs_of", "run_pipeline", "tenzir_binary", "tenzir_target"]
+ENTRY = TargetEntry(
+    tenzir_target,
+    "the real Tenzir engine's window operator (the [tenzir] extra runs TQL pipelines)",
+)
+
+__all__ = ["ENTRY", "TenzirTarget", "outputs_of", "run_pipeline", "tenzir_binary", "tenzir_target"]

@@ -13,7 +13,7 @@
   report neither drops (stock Spark drops silently) nor anything finer than micro-batches.
 
 Timing: ``TargetRun.micro_batches`` numbers micro-batches as
-:func:`windtunnel.conformance.targets.micro_batch_of_seq` does; a job's final no-data
+:func:`windtunnel.conformance.targets.base.micro_batch_of_seq` does; a job's final no-data
 micro-batch and the exact operator's trailing end-of-input micro-batch count as the last.
 """
 
@@ -23,7 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel.conformance.targets import TargetRun, load_function, micro_batch_of_seq
+from windtunnel.conformance.targets.base import (
+    TargetEntry,
+    TargetRun,
+    load_function,
+    micro_batch_of_seq,
+)
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario
@@ -181,6 +186,20 @@ def job_target(
         raise InvalidSpec("--job", job, "must be a function or module:function",
                           "give e.g. my_jobs:windowed")
     return JobTarget(lambda _query: function, label, spark, batched)
+
+
+EXACT = TargetEntry(
+    exact_target, "windtunnel's exact operator on Spark Structured Streaming"
+)
+FAST = TargetEntry(
+    fast_target,
+    "windtunnel's fast path on Spark (foreachBatch; the JVM step for typed tumbling counts)",
+)
+STOCK = TargetEntry(
+    stock_target,
+    "stock Spark windows (window/session_window + withWatermark)",
+    stand_in="spark",
+)
 
 
 def spark_divergences(scenario: Scenario) -> list[str]:
