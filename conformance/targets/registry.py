@@ -12,7 +12,7 @@ entry point in the group ``windtunnel.targets`` whose object is a :class:`Target
     my-engine = "my_package.windtunnel_target:ENTRY"
 
 Entry points are read once, on first use; one that fails to load, or that names a built-in,
-is reported by :func:`entry_point_problems` (``windtunnel check --help`` lists them) and
+is reported by :func:`entry_point_problems` and
 otherwise ignored, so a broken plug-in never hides the built-in targets.
 """
 
