@@ -70,6 +70,12 @@ def parse_kafka(source: str) -> tuple[str, str]:
 @click.option("--master", default=None, help="Spark master, e.g. spark://127.0.0.1:7077.")
 @click.option("--remote", default=None, help="Spark Connect server, e.g. sc://localhost:15002.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print which path the job takes (the JVM operator or the general one) and why; "
+    "run nothing.",
+)
 @friendly
 def run_command(
     spec: str,
@@ -86,6 +92,7 @@ def run_command(
     master: str | None,
     remote: str | None,
     quiet: bool,
+    explain: bool,
 ) -> None:
     """Run the window of SPEC (a scenario or spec file; its input is ignored) over SOURCE
     on Spark, exact per event (default profile), and write every emission and drop.
@@ -126,7 +133,13 @@ def run_command(
         raise InvalidInput("--out", out, "is a file", "give a directory")
     target = Sink(kind, path=out)
 
-    from windtunnel.spark_impl.job import kafka_job_rows, kafka_records, records_source, run_job
+    from windtunnel.spark_impl.job import (
+        job_path,
+        kafka_job_rows,
+        kafka_records,
+        records_source,
+        run_job,
+    )
     from windtunnel.spark_impl.session import spark_session
 
     spark = spark_session(master, remote)
@@ -140,6 +153,10 @@ def run_command(
             )
     else:
         rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=not no_end)
+    if explain:
+        choice = job_path(job_spec, rows, target, clock=clock, checkpoint=checkpoint)
+        click.echo(choice.explain(checkpoint))
+        return
     totals = [0, 0]
 
     def show(batch: Any) -> None:

@@ -47,6 +47,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 from windtunnel.spark_impl.batch_runs import follow
+from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.operator import (
     apply_window,
     bucket_count,
@@ -285,9 +286,12 @@ def run_job(
         raise InvalidInput(
             "timeout", None, "a processing trigger runs until stopped", "give a timeout"
         )
-    location = (checkpoint or _temp_checkpoint()) if source.isStreaming else None
-    if location is not None and fast_path_applies(spec_of(spec), source, sink, clock, location):
-        return _run_fast(spec_of(spec), source, sink, options, location, timeout_s, on_batch)
+    location = local_path(checkpoint or _temp_checkpoint()) if source.isStreaming else None
+    job = spec_of(spec)
+    choice = job_path(job, source, sink, clock=clock, checkpoint=location)
+    if choice.production:
+        assert location is not None
+        return _run_production(job, source, sink, choice, options, location, timeout_s, on_batch)
     out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
     if not source.isStreaming:
         return _run_batch(out, sink, on_batch)
@@ -316,56 +320,60 @@ def run_job(
     return JobReport(tuple(seen), location, timed_out)
 
 
-FAST_SINKS = ("json", "parquet", "console", "foreach_batch")
+def job_path(
+    spec: JobSpec | Scenario | Query,
+    source: DataFrame,
+    sink: Sink,
+    *,
+    clock: str = "arrival",
+    checkpoint: str | None = None,
+) -> PathChoice:
+    """Which path :func:`run_job` takes for this job, and why
+    (:func:`windtunnel.spark_impl.exact.plan.choose_path`; ``PathChoice.explain()`` gives the
+    lines ``windtunnel run --explain`` prints). Raises InvalidInput when the checkpoint holds
+    the production operator's state and it cannot run now."""
+    from windtunnel.spark_impl.exact.plan import choose_path
 
-
-def fast_path_applies(job: JobSpec, source: DataFrame, sink: Sink, clock: str, checkpoint: str) -> bool:
-    """True when a streaming job runs on the fast path (spark_impl/batch_exact.py): an
-    eligible query, the arrival clock, a json/parquet/console/foreach_batch sink, and a
-    checkpoint that the general operator has not started (its state stays with it)."""
-    from windtunnel.spark_impl import batch_exact
-
-    return (
-        source.isStreaming
-        and sink.kind in FAST_SINKS
-        and batch_exact.eligible(job.query, job.rules, clock=clock)
-        and batch_exact.checkpoint_allows(checkpoint)
+    job = spec_of(spec)
+    return choose_path(
+        job.query, job.rules, spark=source.sparkSession, streaming=source.isStreaming,
+        sink_kind=sink.kind, clock=clock, checkpoint=checkpoint,
     )
 
 
-def _run_fast(
+def _run_production(
     job: JobSpec,
     source: DataFrame,
     sink: Sink,
+    choice: PathChoice,
     options: dict[str, Any],
     checkpoint: str,
     timeout_s: float | None,
     on_batch: Callable[[BatchProgress], None] | None,
 ) -> JobReport:
-    from windtunnel.spark_impl import batch_exact
+    from windtunnel.spark_impl.exact.outputs import Output
+    from windtunnel.spark_impl.exact.run import run_production
 
-    output = batch_exact.output_for(sink.kind, sink.path, sink.function)
-    columns = batch_exact.Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
-    state_dir = batch_exact.state_dir_of(checkpoint)
-    batches = batch_exact.ExactBatches(
-        job.query, output, state_dir, rules=job.rules, time_unit_ms=job.time_unit_ms,
-        start_wall_ms=job.start_wall_ms, columns=columns,
-    )
-    query = batch_exact.start(source, batches, checkpoint, options)
-
-    def report(run: batch_exact.BatchRun) -> None:
+    def report(batch_id: int, rows_in: int, rows_out: int, duration_ms: int) -> None:
         if on_batch is not None:
-            on_batch(BatchProgress(run.batch_id, run.rows_in, run.rows_out, run.duration_ms))
+            on_batch(BatchProgress(batch_id, rows_in, rows_out, duration_ms))
 
-    runs, timed_out, error = batch_exact.wait(query, state_dir, timeout_s, report)
-    try:
-        batches.flush()  # the output files still being written in the background
-    except Exception as failure:  # reported like the query's own error
-        error = error or failure
-    if error is not None:
-        raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
-    seen = tuple(BatchProgress(r.batch_id, r.rows_in, r.rows_out, r.duration_ms) for r in runs)
+    output = Output(sink.kind, sink.path, sink.function)
+    progress, timed_out = run_production(
+        job, source, output, choice, options=options, checkpoint=checkpoint,
+        timeout_s=timeout_s, on_batch=report,
+    )
+    seen = tuple(BatchProgress(*entry) for entry in progress.batches)
     return JobReport(seen, checkpoint, timed_out)
+
+
+def local_path(location: str) -> str:
+    """``location`` made absolute against this process's working directory when it is a local
+    path (the JVM resolves relative paths against its own, which a Python process that
+    changed directory no longer shares); URIs (``file://``, ``hdfs://``, ``s3a://``) as given."""
+    if "://" in location or location.startswith("file:"):
+        return location
+    return str(Path(location).resolve())
 
 
 def _first_line(error: Any) -> str:
@@ -486,6 +494,7 @@ __all__ = [
     "JobSpec",
     "Sink",
     "dataframe_source",
+    "job_path",
     "kafka_job_rows",
     "kafka_records",
     "kafka_source",
