@@ -19,10 +19,14 @@ import windtunnel.engine.StateCodec;
 final class EngineAdapter {
   private final Spec spec;
   private final EventFields fields;
+  private final int width;
+  private final boolean wholePayload;
 
   private EngineAdapter(Spec spec) {
     this.spec = spec;
     this.fields = new EventFields(spec);
+    this.width = spec.fields.size();
+    this.wholePayload = spec.aggregates == null;
   }
 
   static EngineAdapter forSpec(String engineSpec) {
@@ -74,6 +78,42 @@ final class EngineAdapter {
     }
     if (payload != null) {
       fields.setPayload(payload);
+    }
+    ((Slice) state).event(seq, fields, rows);
+  }
+
+  /** Event {@code seq}, its slot values (and pass-through payload) read from {@code in} as
+   * {@link Pack} wrote them. */
+  @SuppressWarnings("unchecked")
+  void event(Object state, long seq, Wire.In in, Rows rows) {
+    fields.clear();
+    for (int slot = 0; slot < width; slot++) {
+      int tag = in.get();
+      switch (tag) {
+        case Wire.NULL:
+          break;
+        case Wire.LONG:
+          fields.setLong(slot, in.zigzag());
+          break;
+        case Wire.TIME_MS:
+          fields.setLong(slot, in.zigzag());
+          break;
+        case Wire.DOUBLE:
+          fields.setDouble(slot, in.double64());
+          break;
+        case Wire.STRING:
+          fields.set(slot, in.string());
+          break;
+        default:
+          in.pos--;
+          fields.set(slot, in.value());
+      }
+    }
+    if (wholePayload) {
+      Object payload = in.value();
+      if (payload instanceof Map) {
+        fields.setPayload((Map<String, Object>) payload);
+      }
     }
     ((Slice) state).event(seq, fields, rows);
   }

@@ -24,45 +24,73 @@ final class KeySlice {
     if (slices == 1) {
       return 0;
     }
-    long h = 0x9E3779B97F4A7C15L;
+    long h = SEED;
     for (int i = from; i < from + count; i++) {
-      h = h * 31 + hash(values[i]);
+      h = combine(h, hash(values[i]));
     }
-    h = mix(h);
-    return (int) Long.remainderUnsigned(h, slices);
+    return sliceOf(h, slices);
   }
+
+  static final long NULL_HASH = 0x5bd1e995L;
 
   static long hash(Object v) {
     if (v == null) {
-      return 0x5bd1e995L;
+      return NULL_HASH;
     }
     if (v instanceof Boolean) {
-      return mix((Boolean) v ? 1L : 0L);
+      return hashLong((Boolean) v ? 1L : 0L);
     }
     if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
-      return mix(((Number) v).longValue());
+      return hashLong(((Number) v).longValue());
     }
     if (v instanceof Double || v instanceof Float) {
-      double d = ((Number) v).doubleValue();
-      if (Double.isNaN(d)) {
-        return 0x7ff8000000000000L;
-      }
-      if (!Double.isInfinite(d) && d == Math.rint(d)) {
-        BigInteger exact = new BigDecimal(d).toBigIntegerExact();
-        return exact.bitLength() < 64 ? mix(exact.longValue()) : mix(exact.hashCode());
-      }
-      return mix(Double.doubleToLongBits(d));
+      return hashDouble(((Number) v).doubleValue());
     }
     if (v instanceof BigInteger) {
       BigInteger b = (BigInteger) v;
-      return b.bitLength() < 64 ? mix(b.longValue()) : mix(b.hashCode());
+      return b.bitLength() < 64 ? hashLong(b.longValue()) : mix(b.hashCode());
     }
     if (v instanceof String) {
-      return mix(((String) v).hashCode()) ^ 0x27d4eb2fL;
+      return hashString((String) v);
     }
     StringBuilder canonical = new StringBuilder();
     canonical(v, canonical);
     return mix(canonical.toString().hashCode()) ^ 0x165667b1L;
+  }
+
+  /** An int key's hash (booleans as 0 and 1: Python's {@code True == 1}). */
+  static long hashLong(long v) {
+    return mix(v);
+  }
+
+  /** A float key's hash: an integral float hashes as the int it equals. */
+  static long hashDouble(double d) {
+    if (Double.isNaN(d)) {
+      return 0x7ff8000000000000L;
+    }
+    if (!Double.isInfinite(d) && d == Math.rint(d)) {
+      if (Math.abs(d) < 9.0e18) {
+        return hashLong((long) d);
+      }
+      BigInteger exact = new BigDecimal(d).toBigIntegerExact();
+      return exact.bitLength() < 64 ? hashLong(exact.longValue()) : mix(exact.hashCode());
+    }
+    return mix(Double.doubleToLongBits(d));
+  }
+
+  static long hashString(String s) {
+    return mix(s.hashCode()) ^ 0x27d4eb2fL;
+  }
+
+  /** The slice of a key hash combined by {@link #combine} from {@link #SEED}. */
+  static int sliceOf(long h, int slices) {
+    return slices == 1 ? 0 : (int) Long.remainderUnsigned(mix(h), slices);
+  }
+
+  static final long SEED = 0x9E3779B97F4A7C15L;
+
+  static long combine(long h, long valueHash) {
+    return h * 31 + valueHash;
   }
 
   /** Canonical text of a list or object: sorted keys, numbers as their Java text. Only its

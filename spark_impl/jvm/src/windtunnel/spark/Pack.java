@@ -15,14 +15,17 @@ import scala.Tuple2;
  * one compact blob per key slice (so the shuffle moves a few large values instead of a row
  * per event).
  *
- * <p>A blob holds (1) the slice's events: lane, seq and the values of the plan's
- * paths (and the whole payload for pass-through windows), deltas as zigzag varints; (2) this
- * partition's wall-clock breakpoints per lane, sent to every slice: the events, in seq order,
- * whose arrival exceeds every earlier arrival of the partition in that lane (the lane's wall
- * clock at any seq is the largest arrival up to it, so the union of every partition's
- * breakpoints holds the lane's); (3) control rows ({@code clock}, {@code end}), also sent to
- * every slice. Slices that get none of these get no blob. A lane is an independent stream
- * (its own seq, wall clock and end of input); without a lane column every row is lane 0.
+ * <p>A blob holds (1) the slice's events: lane, seq and the values of the plan's paths (and
+ * the whole payload for pass-through windows), deltas as zigzag varints; (2) this partition's
+ * wall-clock breakpoints per lane, sent to every slice: the events, in seq order, whose
+ * arrival exceeds every earlier arrival of the partition in that lane (the lane's wall clock
+ * at any seq is the largest arrival up to it, so the union of every partition's breakpoints
+ * holds the lane's); (3) control rows ({@code clock}, {@code end}), also sent to every
+ * slice. Slices that get none of these get no blob. A lane is an independent stream (its own
+ * seq, wall clock and end of input); without a lane column every row is lane 0.
+ *
+ * <p>Typed columns named by a top-level path are read and written without boxing
+ * ({@link Slots}); JSON payloads and nested paths go through the parsed payload.
  */
 final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> {
   private static final long serialVersionUID = 1L;
@@ -57,6 +60,7 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
   public Iterator<Tuple2<Integer, byte[]>> call(Iterator<Row> rows) {
     int slices = plan.slices;
     RowEvents read = new RowEvents(plan);
+    Slots slots = new Slots(plan);
     Wire.Out[] events = new Wire.Out[slices];
     int[] counts = new int[slices];
     long[] lastSeq = new long[slices];
@@ -65,8 +69,8 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
     long currentLane = Long.MIN_VALUE;
     Wire.Out controls = new Wire.Out(16);
     int controlCount = 0;
-    Object[] values = new Object[plan.paths.size()];
-    Object[] key = new Object[plan.keySlots.length + 1];
+    Object[] values = slots.direct ? null : new Object[plan.paths.size()];
+    Object[] key = new Object[plan.keySlots.length];
     while (rows.hasNext()) {
       Row row = rows.next();
       byte kind = read.kind(row);
@@ -84,14 +88,19 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
         continue;
       }
       long seq = read.seq(row);
-      Map<String, Object> payload =
-          plan.payload == Plan.Payload.JSON || plan.wholePayload ? read.payload(row) : null;
-      read.values(row, payload, values);
-      key[0] = lane;
-      for (int k = 0; k < plan.keySlots.length; k++) {
-        key[k + 1] = values[plan.keySlots[k]];
+      long h = KeySlice.combine(KeySlice.SEED, KeySlice.hashLong(lane));
+      Map<String, Object> payload = null;
+      if (slots.direct) {
+        h = slots.keyHash(row, h);
+      } else {
+        payload = read.payload(row);
+        read.values(row, payload, values);
+        for (int k = 0; k < plan.keySlots.length; k++) {
+          key[k] = values[plan.keySlots[k]];
+          h = KeySlice.combine(h, KeySlice.hash(key[k]));
+        }
       }
-      int slice = KeySlice.slice(key, 0, key.length, slices);
+      int slice = KeySlice.sliceOf(h, slices);
       Wire.Out out = events[slice];
       if (out == null) {
         out = events[slice] = new Wire.Out(4096);
@@ -106,16 +115,20 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
         }
         current.add(seq, arrival);
       }
-      for (Object value : values) {
-        if (value instanceof RowEvents.TimeMs) {
-          out.put(Wire.TIME_MS);
-          out.zigzag(((RowEvents.TimeMs) value).ms);
-        } else {
-          out.value(value);
+      if (slots.direct) {
+        slots.write(row, out);
+      } else {
+        for (Object value : values) {
+          if (value instanceof RowEvents.TimeMs) {
+            out.put(Wire.TIME_MS);
+            out.zigzag(((RowEvents.TimeMs) value).ms);
+          } else {
+            out.value(value);
+          }
         }
       }
       if (plan.wholePayload) {
-        out.value(payload);
+        out.value(payload != null ? payload : read.payload(row));
       }
       counts[slice]++;
     }
@@ -139,7 +152,7 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
       Wire.Out blob = new Wire.Out((events[slice] == null ? 0 : events[slice].len) + tail.length + 8);
       blob.varint(counts[slice]);
       if (events[slice] != null) {
-        blob.bytes(events[slice].toArray());
+        blob.raw(events[slice]);
       }
       blob.bytes(tail);
       blobs.add(new Tuple2<>(slice, blob.toArray()));

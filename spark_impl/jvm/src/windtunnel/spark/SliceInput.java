@@ -17,6 +17,8 @@ import scala.Tuple2;
 final class SliceInput {
   /** Every lane with something in this micro-batch, ascending. */
   final Map<Long, Lane> lanes = new TreeMap<>();
+  /** The blobs, whose bytes the lanes' events point into. */
+  final List<byte[]> blobs = new ArrayList<>();
   int events;
   int controls;
 
@@ -24,8 +26,9 @@ final class SliceInput {
   static final class Lane {
     int events;
     long[] seq = new long[16];
-    Object[][] values = new Object[16][];
-    Object[] payloads;
+    /** Where event i's values start: blob {@code blob[i]} at offset {@code at[i]}. */
+    int[] blob = new int[16];
+    int[] at = new int[16];
     int[] order;
     int breakpoints;
     long[] breakSeq = new long[16];
@@ -36,22 +39,15 @@ final class SliceInput {
     long[] controlAfter;
     long[] controlArrival;
 
-    void addEvent(long s, Object[] v, Object payload, boolean whole) {
+    void addEvent(long s, int blobIndex, int offset) {
       if (events == seq.length) {
         seq = Arrays.copyOf(seq, events * 2);
-        values = Arrays.copyOf(values, events * 2);
-        if (payloads != null) {
-          payloads = Arrays.copyOf(payloads, events * 2);
-        }
-      }
-      if (whole && payloads == null) {
-        payloads = new Object[seq.length];
+        blob = Arrays.copyOf(blob, events * 2);
+        at = Arrays.copyOf(at, events * 2);
       }
       seq[events] = s;
-      values[events] = v;
-      if (whole) {
-        payloads[events] = payload;
-      }
+      blob[events] = blobIndex;
+      at[events] = offset;
       events++;
     }
 
@@ -107,32 +103,39 @@ final class SliceInput {
 
   static SliceInput decode(Iterator<Tuple2<Integer, byte[]>> blobs, Plan plan) {
     SliceInput in = new SliceInput();
-    int width = plan.paths.size();
+    int width = plan.paths.size() + (plan.wholePayload ? 1 : 0);
     while (blobs.hasNext()) {
-      Wire.In blob = new Wire.In(blobs.next()._2());
+      byte[] bytes = blobs.next()._2();
+      int blobIndex = in.blobs.size();
+      in.blobs.add(bytes);
+      Wire.In blob = new Wire.In(bytes);
       int n = (int) blob.varint();
       long lastSeq = 0;
+      Lane lane = null;
+      long laneOf = Long.MIN_VALUE;
       for (int i = 0; i < n; i++) {
         long laneId = blob.zigzag();
         lastSeq += blob.zigzag();
-        Object[] row = new Object[width];
-        for (int k = 0; k < width; k++) {
-          row[k] = blob.value();
+        if (laneId != laneOf || lane == null) {
+          lane = in.lane(laneId);
+          laneOf = laneId;
         }
-        Object payload = plan.wholePayload ? blob.value() : null;
-        in.lane(laneId).addEvent(lastSeq, row, payload, plan.wholePayload);
+        lane.addEvent(lastSeq, blobIndex, blob.pos);
+        for (int k = 0; k < width; k++) {
+          blob.skipValue();
+        }
         in.events++;
       }
       int lanes = (int) blob.varint();
       for (int l = 0; l < lanes; l++) {
-        Lane lane = in.lane(blob.zigzag());
+        Lane timed = in.lane(blob.zigzag());
         int kept = (int) blob.varint();
         long s = 0;
         long a = 0;
         for (int i = 0; i < kept; i++) {
           s += blob.zigzag();
           a += blob.zigzag();
-          lane.addBreakpoint(s, a);
+          timed.addBreakpoint(s, a);
         }
       }
       int controlCount = (int) blob.varint();
@@ -151,9 +154,4 @@ final class SliceInput {
     return in;
   }
 
-  /** The payload of a lane's event {@code i} as a map (pass-through windows). */
-  @SuppressWarnings("unchecked")
-  static Map<String, Object> payload(Lane lane, int i) {
-    return lane.payloads == null ? null : (Map<String, Object>) lane.payloads[i];
-  }
 }

@@ -76,7 +76,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       long wallBefore = engine.wall(state);
       SliceInput.Lane lane = entry.getValue();
       rows.lane = entry.getKey();
-      drive(engine, state, lane, rows);
+      drive(engine, state, lane, input.blobs, rows);
       changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
     }
     if (changed || file < 0) {
@@ -92,7 +92,12 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   }
 
   /** Runs one lane's timeline through the engine. */
-  static void drive(EngineAdapter engine, Object state, SliceInput.Lane in, EngineAdapter.Rows rows) {
+  static void drive(EngineAdapter engine, Object state, SliceInput.Lane in, List<byte[]> blobs,
+      EngineAdapter.Rows rows) {
+    Wire.In[] cursors = new Wire.In[blobs.size()];
+    for (int i = 0; i < cursors.length; i++) {
+      cursors[i] = new Wire.In(blobs.get(i));
+    }
     int e = 0;
     int b = 0;
     int c = 0;
@@ -113,7 +118,9 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
         b++;
       } else {
         int i = in.order[e];
-        engine.event(state, in.seq[i], in.values[i], SliceInput.payload(in, i), rows);
+        Wire.In cursor = cursors[in.blob[i]];
+        cursor.pos = in.at[i];
+        engine.event(state, in.seq[i], cursor, rows);
         e++;
       }
     }

@@ -56,6 +56,13 @@ final class Wire {
       len += b.length;
     }
 
+    /** Appends another buffer's bytes. */
+    void raw(Out other) {
+      room(other.len);
+      System.arraycopy(other.buf, 0, buf, len, other.len);
+      len += other.len;
+    }
+
     void varint(long v) {
       room(10);
       while ((v & ~0x7FL) != 0) {
@@ -78,9 +85,25 @@ final class Wire {
     }
 
     void string(String s) {
-      byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      varint(b.length);
-      bytes(b);
+      int n = s.length();
+      boolean ascii = true;
+      for (int i = 0; i < n; i++) {
+        if (s.charAt(i) >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      if (!ascii) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        varint(b.length);
+        bytes(b);
+        return;
+      }
+      varint(n);
+      room(n);
+      for (int i = 0; i < n; i++) {
+        buf[len++] = (byte) s.charAt(i);
+      }
     }
 
     void value(Object v) {
@@ -175,6 +198,45 @@ final class Wire {
       String s = new String(buf, pos, n, StandardCharsets.UTF_8);
       pos += n;
       return s;
+    }
+
+    /** Moves past one value without building it. */
+    void skipValue() {
+      int tag = get();
+      switch (tag) {
+        case NULL:
+        case FALSE:
+        case TRUE:
+          return;
+        case LONG:
+        case TIME_MS:
+          varint();
+          return;
+        case DOUBLE:
+          pos += 8;
+          return;
+        case STRING:
+        case BIG:
+          pos += (int) varint();
+          return;
+        case LIST: {
+          int n = (int) varint();
+          for (int i = 0; i < n; i++) {
+            skipValue();
+          }
+          return;
+        }
+        case MAP: {
+          int n = (int) varint();
+          for (int i = 0; i < n; i++) {
+            pos += (int) varint();
+            skipValue();
+          }
+          return;
+        }
+        default:
+          throw new IllegalStateException("bad wire tag " + tag + " at " + (pos - 1));
+      }
     }
 
     Object value() {
