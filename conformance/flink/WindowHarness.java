@@ -24,10 +24,9 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.PipelineOptions;
-import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -45,7 +44,8 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * Runs many window scenarios on Flink's own DataStream window operator in one MiniCluster job,
- * one independent branch per scenario (source, watermark generator, keyBy, window).
+ * one independent branch per scenario (its items from the shared source, its own watermark
+ * generator, its own window operator).
  *
  * <p>Input (tab-separated lines, a scenario's lines in stream order):
  * {@code S sid kind size slide gap lateness tolerance} (kind T tumbling, H hopping, S session),
@@ -253,18 +253,25 @@ public final class WindowHarness {
         }
     }
 
-    static void branch(StreamExecutionEnvironment env, Spec spec) {
+    /**
+     * One scenario's branch: its items (filtered from the one source by scenario id, in
+     * order), its own watermark generator, then Flink's window operator keyed by the group
+     * index. The stream is reinterpreted as keyed instead of shuffled by keyBy: at
+     * parallelism 1 every key is in the one subtask, so the whole job chains into one task.
+     */
+    static void branch(DataStream<Ev> all, Spec spec) {
         final int sid = spec.sid;
         final long bound = spec.tolerance;
         WatermarkStrategy<Ev> strategy = WatermarkStrategy.<Ev>forGenerator(ctx -> new Punctuated(bound))
             .withTimestampAssigner((e, previous) -> e.t);
-        DataStream<Ev> events = env.fromData(spec.items, TypeInformation.of(Ev.class))
+        DataStream<Ev> events = all
+            .filter(e -> e.sid == sid)
             .name("scenario-" + sid)
             .assignTimestampsAndWatermarks(strategy)
             .filter(e -> !e.mark);
         OutputTag<Ev> late = new OutputTag<Ev>("late-" + sid, TypeInformation.of(Ev.class));
-        WindowedStream<Ev, Integer, TimeWindow> windowed = events
-            .keyBy(e -> e.key, Types.INT)
+        WindowedStream<Ev, Integer, TimeWindow> windowed = DataStreamUtils
+            .reinterpretAsKeyedStream(events, e -> e.key, Types.INT)
             .window(assigner(spec))
             .trigger(new Tagged())
             .allowedLateness(Duration.ofMillis(spec.lateness))
@@ -305,12 +312,9 @@ public final class WindowHarness {
         return specs;
     }
 
-    /** A local environment sized for many branches: network buffers for every keyBy edge. */
-    static StreamExecutionEnvironment environment(int branches) {
+    /** A local environment at parallelism 1 without periodic watermarks. */
+    static StreamExecutionEnvironment environment() {
         Configuration conf = new Configuration();
-        long networkMb = Math.max(64, 2L * branches);
-        conf.set(TaskManagerOptions.NETWORK_MEMORY_MIN, MemorySize.ofMebiBytes(networkMb));
-        conf.set(TaskManagerOptions.NETWORK_MEMORY_MAX, MemorySize.ofMebiBytes(networkMb));
         conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ZERO);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
         env.getConfig().setAutoWatermarkInterval(0);
@@ -332,15 +336,18 @@ public final class WindowHarness {
             System.exit(2);
         }
         Map<Integer, Spec> specs = read(args[0]);
-        int branches = 0;
-        StreamExecutionEnvironment env = environment(specs.size());
+        List<Ev> items = new ArrayList<>();
         for (Spec spec : specs.values()) {
-            if (!spec.items.isEmpty()) {
-                branch(env, spec);
-                branches++;
-            }
+            items.addAll(spec.items);
         }
-        if (branches > 0) {
+        if (!items.isEmpty()) {
+            StreamExecutionEnvironment env = environment();
+            DataStream<Ev> all = env.fromData(items, TypeInformation.of(Ev.class)).name("scenarios");
+            for (Spec spec : specs.values()) {
+                if (!spec.items.isEmpty()) {
+                    branch(all, spec);
+                }
+            }
             env.execute("windtunnel-flink-windows");
         }
         write(args[1]);

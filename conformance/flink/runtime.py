@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 HARNESS_JAR = HERE / "windtunnel-flink.jar"
 TIMEOUT_S = 600.0
 """A harness run that takes longer than this is stopped (an engine hang is an error)."""
-JVM_OPTIONS = ("-Xmx2g", "-XX:+UseParallelGC", "-Dlog4j2.level=ERROR")
+JVM_OPTIONS = ("-Xmx2g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
 FLINK_VERSION = "2.3"
 
 INSTALL = 'pip install "windtunnel[flink]"'
