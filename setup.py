@@ -19,5 +19,7 @@ setup(
         **{f"windtunnel.{part}": ["py.typed"] for part in ("oracle", "simulator")},
         # the JVM step, compiled (tools/build_jar.py) and its sources
         "windtunnel.spark_impl": ["jvm/*.jar", "jvm/*.java"],
+        # the Flink harness, compiled (tools/build_flink_jar.py) and its sources
+        "windtunnel.conformance": ["flink/*.jar", "flink/*.java"],
     },
 )

@@ -32,6 +32,9 @@ def _spec_data(path: str) -> Any:
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--job", default=None, metavar="MODULE:FUNCTION",
               help="Your Spark job: job(events: DataFrame) -> DataFrame.")
+@click.option("--flink-sql", "flink_sql", default=None, metavar="QUERY.sql",
+              help="Your Flink SQL job: CREATE TABLE ... WATERMARK FOR ...; SELECT ... over a "
+              "windowing TVF (the [flink] extra).")
 @click.option("--target", default=None, metavar="NAME",
               help=f"What to check: {', '.join(known_targets())} (default: spark).")
 @click.option("--profile", default=None, help="Profile the target is held to (default: SPEC's).")
@@ -55,6 +58,7 @@ def _spec_data(path: str) -> Any:
 def check_command(
     spec: str,
     job: str | None,
+    flink_sql: str | None,
     target: str | None,
     profile: str | None,
     examples: int,
@@ -72,15 +76,24 @@ def check_command(
     Exit 0: no divergence. Exit 1: a divergence; the shrunk counterexample is written
     as a scenario file (path printed) with a report. Exit 2: invalid input.
     """
-    if job is not None and target is not None:
-        raise InvalidScenario("--job", job, "cannot be given with --target", "give one of them")
+    given = [(o, v) for o, v in (("--job", job), ("--flink-sql", flink_sql), ("--target", target))
+             if v is not None]
+    if len(given) > 1:
+        raise InvalidScenario(given[0][0], given[0][1], f"cannot be given with {given[1][0]}",
+                              "give one of them")
     scenario = load_scenario(spec)
     name = job if job is not None else target or "spark"
     rerun = f"--job {job}" if job is not None else f"--target {name}"
     chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
+    if flink_sql is not None:  # a user's Flink SQL job (windtunnel.conformance.targets.flink)
+        from windtunnel.conformance.targets.flink import flink_sql_target
+
+        rerun, chosen_stand_in = f"--flink-sql {flink_sql}", stand_in
+        implementation: Any = flink_sql_target(flink_sql)
+    else:
+        implementation = target_named(name)
     if chosen_stand_in == "none":
         chosen_stand_in = None
-    implementation = target_named(name)
     color = sys.stdout.isatty()
 
     def run(progress: Any) -> CheckResult:

@@ -43,8 +43,11 @@ def stream_outputs(
     """Outputs as the stream is consumed; memory is bounded by the open windows.
 
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
-    malformed stream (wall clock going back, seq out of order, items after End).
+    malformed stream (wall clock going back, seq out of order, items after End), and
+    InvalidSpec for an option the profile cannot express (the fast paths skip the operator).
     """
+    if profile in PROFILES:
+        check_supported(PROFILES[profile], query)
     if fixed_fast.eligible(query, rules, profile):
         return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     if count_fast.eligible(query, rules, profile):

@@ -219,7 +219,7 @@ def parse_window(block: Any, time_unit: str, rules: Rules) -> WindowSpec:
     return parser(block, time_unit, rules)
 
 
-@window_kind("fixed", ("size", "every", "on", "tolerance", "idle_timeout"))
+@window_kind("fixed", ("size", "every", "on", "tolerance", "idle_timeout", "allowed_lateness"))
 def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindows:
     size = duration(block, "size", time_unit)
     if size is None:
@@ -233,11 +233,13 @@ def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindo
         tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
         idle_timeout_ms=duration(block, "idle_timeout", time_unit),
         allow_gaps=rules.every_greater_than_size == "accept",
+        allowed_lateness_ms=duration(block, "allowed_lateness", time_unit),
     )
 
 
 @window_kind(
-    "session", ("gap", "max_duration", "max_events", "on", "tolerance", "idle_timeout")
+    "session",
+    ("gap", "max_duration", "max_events", "on", "tolerance", "idle_timeout", "allowed_lateness"),
 )
 def _session(block: Mapping[str, Any], time_unit: str, rules: Rules) -> SessionWindows:
     gap = duration(block, "gap", time_unit)
@@ -250,6 +252,7 @@ def _session(block: Mapping[str, Any], time_unit: str, rules: Rules) -> SessionW
         max_events=block.get("max_events"),
         tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
         idle_timeout_ms=duration(block, "idle_timeout", time_unit),
+        allowed_lateness_ms=duration(block, "allowed_lateness", time_unit),
     )
 
 

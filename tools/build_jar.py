@@ -53,20 +53,31 @@ def classpath() -> str:
     return ":".join(str(jar) for jar in jars)
 
 
-def build(out: Path) -> None:
-    """Compile the sources and write the jar to ``out``."""
+def build(
+    out: Path,
+    *,
+    directory: Path = JVM_DIR,
+    cp: str | None = None,
+    digest_entry: str = DIGEST_ENTRY,
+    javac_entry: str = JAVAC_ENTRY,
+) -> None:
+    """Compile the sources in ``directory`` against ``cp`` (default: PySpark's jars) and
+    write the jar to ``out`` (tools/build_flink_jar.py passes Flink's)."""
     with tempfile.TemporaryDirectory() as tmp:
         classes = Path(tmp)
         compiled = subprocess.run(
-            ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath(),
-             *map(str, sources())],
+            ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp",
+             cp if cp is not None else classpath(), *map(str, sources(directory))],
             check=False,
         )
         if compiled.returncode != 0:
             raise SystemExit(f"javac failed (exit {compiled.returncode}); the jar was not written")
-        entries = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
-        entries[DIGEST_ENTRY] = (source_digest() + "\n").encode()
-        entries[JAVAC_ENTRY] = (javac_version() + "\n").encode()
+        # sorted: rglob's order depends on the file system, the jar's bytes must not
+        entries = {
+            str(p.relative_to(classes)): p.read_bytes() for p in sorted(classes.rglob("*.class"))
+        }
+        entries[digest_entry] = (source_digest(directory) + "\n").encode()
+        entries[javac_entry] = (javac_version() + "\n").encode()
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as jar:
             manifest = zipfile.ZipInfo("META-INF/MANIFEST.MF", FIXED_TIME)

@@ -41,6 +41,7 @@ BUILTIN: dict[str, str] = {
     "spark-fast": "windtunnel.conformance.targets.spark:FAST",
     "spark-stock": "windtunnel.conformance.targets.spark:STOCK",
     "tenzir": "windtunnel.conformance.targets.tenzir:ENTRY",
+    "flink": "windtunnel.conformance.targets.flink:ENTRY",
 }
 """windtunnel's own targets, as ``module:attribute`` of their :class:`TargetEntry`."""
 

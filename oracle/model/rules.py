@@ -54,6 +54,9 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "session_tick_cut": ("lasted", "after_first_record"),
     "sliding_delay_end": ("closed", "open"),
     "where_emptied": ("emit", "nothing"),
+    # issue 22 (the real Flink engine)
+    "watermark_formula": ("minus_tolerance", "bounded_out_of_orderness"),
+    "no_window_late": ("no_window", "late"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -133,6 +136,12 @@ RULE_DOCS: Final[dict[str, str]] = {
     "the engine's current operator) or [t - size, t + delay) (open, its older operator)",
     "where_emptied": "eKuiper: a window whose rows a post-window WHERE removes entirely (empty "
     "windows included) is emitted empty (emit) or produces nothing (nothing, the engine)",
+    "watermark_formula": "the watermark is c - tolerance (minus_tolerance: Tenzir's close point, "
+    "Spark, Flink SQL's WATERMARK FOR ts AS ts - INTERVAL) or c - tolerance - 1 ms "
+    "(bounded_out_of_orderness: Flink's WatermarkStrategy.forBoundedOutOfOrderness(tolerance))",
+    "no_window_late": "an event in no window (between gapped windows, or before 0) is dropped as "
+    "no_window (no_window), or as late when it is also behind the watermark (late: Flink sends "
+    "it to the late side output, isElementLate)",
 }
 
 
@@ -174,6 +183,8 @@ class Rules:
     session_tick_cut: str = "lasted"
     sliding_delay_end: str = "closed"
     where_emptied: str = "emit"
+    watermark_formula: str = "minus_tolerance"
+    no_window_late: str = "no_window"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -209,6 +220,13 @@ class Rules:
     def differing(self, other: Rules) -> list[str]:
         """Names of the rules whose values differ between ``self`` and ``other``, in order."""
         return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+
+def watermark_lag_ms(rules: Rules, tolerance_ms: int) -> int:
+    """How far the watermark trails the clock ``c`` (ms): ``tolerance_ms``, plus 1 ms under
+    rule ``watermark_formula: bounded_out_of_orderness`` (Flink's ``maxTimestamp - d - 1``).
+    Every close point and injected watermark of the shared kinds uses this lag."""
+    return tolerance_ms + (1 if rules.watermark_formula == "bounded_out_of_orderness" else 0)
 
 
 def close_point_offset_ms(comparison: str, tolerance_ms: int) -> int:

@@ -32,6 +32,13 @@ def _non_negative(name: str, value: int, fix: str) -> None:
         raise InvalidSpec(name, value, "must not be negative", fix)
 
 
+def _check_lateness(allowed_lateness_ms: int | None) -> None:
+    if allowed_lateness_ms is not None:
+        _non_negative(
+            "window.allowed_lateness", allowed_lateness_ms, "give 0s or a positive duration"
+        )
+
+
 def _check_on(on: str) -> None:
     if not isinstance(on, str) or not on.strip() or any(not p for p in on.split(".")):
         raise InvalidSpec(
@@ -59,7 +66,8 @@ class FixedWindows(WindowSpec):
     hop (``every_ms``, default ``size_ms``), aligned to the Unix epoch.
     Raises InvalidSpec for a non-positive size or hop, a negative tolerance or idle
     timeout, and a hop larger than the size unless ``allow_gaps`` is set (profiles
-    that accept gapped windows set it).
+    that accept gapped windows set it). ``allowed_lateness_ms`` (Flink's
+    ``allowedLateness``; None: not given) keeps a fired window for late firings.
     """
 
     size_ms: int
@@ -68,6 +76,7 @@ class FixedWindows(WindowSpec):
     tolerance_ms: int = 0
     idle_timeout_ms: int | None = None
     allow_gaps: bool = False
+    allowed_lateness_ms: int | None = None
 
     kind: ClassVar[str] = "fixed"
 
@@ -85,6 +94,7 @@ class FixedWindows(WindowSpec):
         _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
             _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_lateness(self.allowed_lateness_ms)
         _check_on(self.on)
 
     @property
@@ -221,8 +231,8 @@ class SessionWindows(WindowSpec):
     ``max_duration_ms`` caps a session measured from its first event: events join only
     while ``last - first < max_duration_ms``; ``max_events`` caps its event count: the
     event that reaches the cap joins and closes it. ``tolerance_ms`` delays finalizing;
-    ``idle_timeout_ms`` force-closes after that much wall time without a new event.
-    Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
+    ``idle_timeout_ms`` force-closes after that much wall time without a new event;
+    ``allowed_lateness_ms`` (Flink) keeps a fired session for late firings. Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
     gap or cap, or a negative tolerance.
     """
 
@@ -232,6 +242,7 @@ class SessionWindows(WindowSpec):
     max_events: int | None = None
     tolerance_ms: int = 0
     idle_timeout_ms: int | None = None
+    allowed_lateness_ms: int | None = None
 
     kind: ClassVar[str] = "session"
 
@@ -244,6 +255,7 @@ class SessionWindows(WindowSpec):
         _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
             _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_lateness(self.allowed_lateness_ms)
         _check_on(self.on)
 
 

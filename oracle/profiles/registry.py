@@ -24,6 +24,11 @@ FLINK_SOURCE = (
     "https://github.com/apache/flink/blob/master/flink-runtime/src/main/java/org/apache/flink/"
     "streaming/runtime/operators/windowing/WindowOperator.java"
 )
+FLINK_WATERMARKS = (
+    "https://github.com/apache/flink/blob/master/flink-core/src/main/java/org/apache/flink/api/"
+    "common/eventtime/BoundedOutOfOrdernessWatermarks.java"
+)
+FLINK_MEASURED = "Flink 2.3.0, measured (docs/engines.md, Flink; windtunnel check --target flink)"
 EKUIPER_SOURCE = "https://github.com/lf-edge/ekuiper/tree/master/internal/topo/node"
 PROTON_TESTS = "https://github.com/timeplus-io/proton (tests/stream/test_stream_smoke)"
 SPARK = "measured with PySpark 4.3.0 (docs/semantics.md, Spark)"
@@ -36,7 +41,8 @@ class Profile:
     ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
     kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
     window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
-    aggregate) or ``ungrouped_session`` to why the engine cannot express it.
+    aggregate) or ``ungrouped_session`` to why the engine cannot express it; ``options``
+    lists the opt-in window options (:data:`OPT_IN_OPTIONS`) the profile accepts.
     """
 
     name: str
@@ -45,6 +51,7 @@ class Profile:
     sources: Mapping[str, str] = field(default_factory=dict)
     kinds: tuple[str, ...] = ()
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.sources) - set(RULE_VALUES)
@@ -58,10 +65,22 @@ class Profile:
         return self.sources.get(rule, "")
 
 
+OPT_IN_OPTIONS: tuple[str, ...] = ("allowed_lateness",)
+"""Window options only the profiles naming them in ``Profile.options`` accept (Flink's)."""
+
+
 def check_supported(profile: Profile, query: Any) -> None:
     """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
     window = query.window
     kind = getattr(window, "kind", type(window).__name__)
+    for option in OPT_IN_OPTIONS:
+        given = getattr(window, f"{option}_ms", None)
+        if given is not None and option not in profile.options:
+            takers = ", ".join(p.name for p in PROFILES.values() if option in p.options)
+            raise InvalidSpec(
+                f"window.{option}", given, f"not supported by profile {profile.name}",
+                f"remove {option} or use profile {takers or 'flink'}",
+            )
     if profile.kinds and kind not in profile.kinds:
         raise InvalidSpec(
             "window.kind",

@@ -13,7 +13,7 @@ from typing import Any
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.rules import Rules, watermark_lag_ms
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
@@ -24,7 +24,9 @@ from windtunnel.oracle.windows.watermark import inject
 class Window:
     """One open window of one group."""
 
-    __slots__ = ("closed", "end_ms", "group", "last_wall_ms", "opened", "start_ms", "state")
+    __slots__ = (
+        "closed", "end_ms", "fired", "group", "last_wall_ms", "opened", "start_ms", "state"
+    )
 
     def __init__(
         self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int
@@ -36,6 +38,7 @@ class Window:
         self.last_wall_ms = wall_ms
         self.opened = opened
         self.closed = False
+        self.fired = False  # fired and kept for late firings (allowed_lateness)
 
 
 class Clock:
@@ -87,11 +90,15 @@ class FixedOperator(Operator):
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
         unsupported_rules(ctx.rules, "fixed", late_test=("record",), empty_windows=("emit",))
+        # rule watermark_formula: the watermark is the clock minus this lag
+        self.lag_ms = watermark_lag_ms(ctx.rules, self.tolerance_ms)
+        # Flink's allowedLateness: a fired window is kept this long for late firings
+        self.lateness_ms = spec.allowed_lateness_ms or 0
         # rule clock_floor: Spark's watermark (clock - tolerance) starts at 0
-        self._clock_start = self.tolerance_ms if ctx.rules.clock_floor == "epoch" else None
+        self._clock_start = self.lag_ms if ctx.rules.clock_floor == "epoch" else None
         self._stream_clock = Clock(self._clock_start) if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
-        self._close_offset = close_offset_ms(ctx.rules.close_at, self.tolerance_ms)
+        self._close_offset = close_offset_ms(ctx.rules.close_at, self.lag_ms)
         # rule clock_moves: clocks whose batch-end update is pending, in first-touched order
         self._per_event = ctx.rules.clock_moves == "event"
         self._dirty: dict[Clock, None] = {}
@@ -122,19 +129,11 @@ class FixedOperator(Operator):
             first = starts.start + max(0, -(starts.start // starts.step)) * starts.step
             starts = range(first, starts.stop, starts.step)
         if not starts:  # before 0 (epoch_from_zero) or between gapped windows (every > size)
-            out.append(
-                Drop(
-                    event.seq,
-                    "no_window",
-                    (),
-                    f"event time {t_ms} is in no window: before 0 under alignment: "
-                    "epoch_from_zero, or between windows when every > size",
-                    group.value,
-                )
-            )
-            return
+            out.append(self._no_window_drop(event, t_ms, now, group.value))
+        # rule: a window is late once the clock reached its close point (+ allowed lateness)
+        reach = size + close_offset + self.lateness_ms
         for start in starts:
-            if now is not None and start + size + close_offset <= now:
+            if now is not None and start + reach <= now:
                 missed.append(start)
                 continue
             window = key.windows.get(start)
@@ -146,13 +145,18 @@ class FixedOperator(Operator):
                     key.idle_closed.discard(start)
                 window = self._open(group, key, start, ctx)
             self._deliver(window, event, ctx, out)
+            if window.fired:  # Flink: an element in a fired window within lateness fires it
+                self._emit(window, "late_firing", ctx, out, partial=False)
+            elif now is not None and start + size + close_offset <= now:
+                # first reached after its close point (within allowed_lateness): fires at once
+                self._fire(window, "late_firing", ctx, out)
             delivered += 1
         if self.rules.idle_timer_reset == "any_event":
             for window in key.windows.values():
                 window.last_wall_ms = ctx.wall_ms
-        if delivered == 0:
+        if delivered == 0 and starts:
             out.append(self._late_drop(event, t_ms, missed, key, group.value))
-        # rule: the clock is the largest timestamp seen so far
+        # rule: the clock is the largest timestamp seen so far (events in no window too)
         if not self._per_event:  # rule clock_moves: batch, batch_inclusive
             if clock.seen_ms is None or t_ms > clock.seen_ms:
                 clock.seen_ms = t_ms
@@ -183,11 +187,11 @@ class FixedOperator(Operator):
         self._close(due, "close", ctx, out)
 
     def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
-        """Rule W1: the clock moves to watermark + tolerance: the stream's clock, or every
-        key's clock, keys first seen later starting there."""
+        """Rule W1: the clock moves to watermark + lag (rule watermark_formula): the stream's
+        clock, or every key's clock, keys first seen later starting there."""
         if self.spec.on == NOW:
             raise watermark_rejected(ctx.profile, to_ms, PROCESSING_TIME)
-        clock_ms = to_ms + self.tolerance_ms
+        clock_ms = to_ms + self.lag_ms
         if self._stream_clock is not None:
             clocks = [self._stream_clock]
         else:
@@ -205,10 +209,10 @@ class FixedOperator(Operator):
     def clock_view(self, ctx: Context) -> ClockView:
         """The stream's clock, or each key's (``now_ms``: the clock that closes windows)."""
         if self._stream_clock is not None:
-            return stream_view(self._stream_clock.now_ms, self.tolerance_ms)
+            return stream_view(self._stream_clock.now_ms, self.lag_ms)
         return keyed_view(
             ((g.value, g.state.clock.now_ms) for g in ctx.groups.values() if g.state is not None),
-            self.tolerance_ms,
+            self.lag_ms,
         )
 
     def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
@@ -252,9 +256,33 @@ class FixedOperator(Operator):
         self, event: Event, t_ms: int, missed: list[int], key: KeyState, group: Any
     ) -> Drop:
         return late_drop(
-            event.seq, t_ms, missed, self.size_ms, self._close_offset, key.clock.now_ms,
-            idle_closed=missed[0] in key.idle_closed, group=group,
+            event.seq, t_ms, missed, self.size_ms, self._close_offset + self.lateness_ms,
+            key.clock.now_ms, idle_closed=missed[0] in key.idle_closed, group=group,
         )
+
+    def _no_window_drop(self, event: Event, t_ms: int, now: int | None, group: Any) -> Drop:
+        """An event in no window: between gapped windows, or before 0 (epoch_from_zero);
+        ``late`` instead under rule no_window_late when it is behind the watermark."""
+        if (
+            self.rules.no_window_late == "late"
+            and now is not None
+            and t_ms + self.lateness_ms <= now - self.lag_ms
+        ):
+            return Drop(
+                event.seq, "late", (),
+                f"event time {t_ms} is in no window and behind the watermark "
+                f"{now - self.lag_ms} (rule no_window_late: late)", group,
+            )
+        hop = self.hop_ms
+        below = t_ms - t_ms % hop
+        if self._from_zero and self.spec.starts_containing(t_ms):
+            why = "windows start at 0 (rule alignment: epoch_from_zero)"
+        else:
+            why = (
+                f"it falls between the windows [{below}, {below + self.size_ms}) and "
+                f"[{below + hop}, {below + hop + self.size_ms}) (every {hop} > size {self.size_ms})"
+            )
+        return Drop(event.seq, "no_window", (), f"event time {t_ms} is in no window: {why}", group)
 
     # --- rule: closing ("once the clock reaches its end plus tolerance")
     def _due(self, clocks: list[Clock]) -> list[Window]:
@@ -279,7 +307,27 @@ class FixedOperator(Operator):
 
     def _close(self, due: list[Window], reason: str, ctx: Context, out: list[Output]) -> None:
         for window in due:
-            self._close_one(window, reason, ctx, out, partial=False)
+            if window.fired:  # Flink's cleanup timer: allowed lateness is over, no output
+                clock = window.group.state.clock
+                point = window.end_ms + self._close_offset + self.lateness_ms
+                if not window.closed and clock.now_ms >= point:
+                    window.closed = True
+                    del window.group.state.windows[window.start_ms]
+                # else: the close point of a window an element fired first; cleanup later
+            elif self.lateness_ms and reason == "close":
+                self._fire(window, reason, ctx, out)
+            else:
+                self._close_one(window, reason, ctx, out, partial=False)
+
+    def _fire(self, window: Window, reason: str, ctx: Context, out: list[Output]) -> None:
+        """Emit a window and keep it until its allowed lateness is over (cleanup)."""
+        window.fired = True
+        self._emit(window, reason, ctx, out, partial=False)
+        point = window.end_ms + self._close_offset + self.lateness_ms
+        heapq.heappush(
+            window.group.state.clock.pending,
+            (point, window.start_ms, window.group.index, window.opened, window),
+        )
 
     def _close_one(
         self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
@@ -289,6 +337,12 @@ class FixedOperator(Operator):
         del key.windows[window.start_ms]
         if ctx.trace is not None:
             ctx.trace.closed(window.group.value, WindowRef(window.start_ms, window.end_ms), reason)
+        self._emit(window, reason, ctx, out, partial)
+
+    def _emit(
+        self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
+    ) -> None:
+        """The window's rows as emissions (none for pass-through windows)."""
         if self.aggregator is None:
             return
         for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
@@ -339,8 +393,9 @@ class FixedOperator(Operator):
             self._close(self._due(clocks), "close", ctx, out)
         if self.rules.end_of_input == "discard":
             return
-        remaining = [
-            w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()
+        remaining = [  # windows kept after firing (allowed_lateness) fired already
+            w for g in ctx.groups.values() if g.state is not None
+            for w in g.state.windows.values() if not w.fired
         ]
         if self.rules.close_order == "opened":
             remaining.sort(key=lambda w: w.opened)

@@ -126,6 +126,10 @@ EKUIPER = register(
             "where_emptied": f"{EKUIPER_GITHUB}/internal/topo/operator/filter_operator.go: "
             '"Only return if any row meets the condition, otherwise filter all" (the page is '
             "silent)",
+            "watermark_formula": f'{EKUIPER_SOURCE}: "the watermark is the minimum over input '
+            "streams of each stream's max timestamp minus the lateness tolerance\"",
+            "no_window_late": "not applicable to ekuiper: its own operator has no gapped-window "
+            "drop (kept default)",
             "session_cap": "not applicable to ekuiper: its own operator cuts sessions at grid "
             "ticks (kept default)",
             "session_order": "not applicable to ekuiper: its own session operator applies "

@@ -87,6 +87,10 @@ KDB = register(
             **{rule: "not applicable to kdb (an eKuiper rule; kept default)" for rule in
                ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "update_delay": "not applicable to kdb (a Timeplus EMIT rule; kept default)",
+            "watermark_formula": f'{KDB_PAGE}: "A window is triggered when a timestamp is '
+            'encountered past the end of that window." (no watermark lag; kept default)',
+            "no_window_late": "not applicable to kdb: hops larger than the size are rejected "
+            "(kept default)",
             "session_cap": "not applicable to kdb: it has no session windows (kept default)",
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '
             'exceeds the period" (read as >=: the sliding example emits at three consecutive '

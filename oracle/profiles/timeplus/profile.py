@@ -96,6 +96,10 @@ TIMEPLUS = register(
             **{rule: "not applicable to timeplus (an eKuiper rule; kept default)" for rule in
                ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "idle_timer_elapsed": "not applicable to timeplus (a kdb+ timer rule; kept default)",
+            "watermark_formula": f'{PROTON_TESTS}: "With delay D a window closes when max_ts - D '
+            '>= end" (no extra millisecond; kept default)',
+            "no_window_late": "not applicable to timeplus: a hop larger than the size is rejected "
+            "(kept default)",
             "session_cap": "not applicable to timeplus: its own operator applies max_size "
             "(kept default)",
             "update_delay": f'{TIMEPLUS_PAGE}: "Similar to EMIT ON UPDATE, but includes a delay '
