@@ -3,7 +3,8 @@ then the first divergence shrunk to a small counterexample.
 
 Expected outputs are the oracle's under ``profile`` (default: the spec's). Emissions
 are compared as multisets of the contract's records without ``wall_ms``, ``after_seq``
-and ``message`` (:mod:`windtunnel.conformance.differential`); drops only when the
+and ``message`` (:mod:`windtunnel.conformance.differential`), or with every field for a
+target whose ``exact`` attribute is true (windtunnel's own operator); drops only when the
 target reports them; the micro-batch each emission came out in only when the target
 reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
 
@@ -74,12 +75,15 @@ def _compared(outputs: Sequence[Output], drops: bool) -> list[Output]:
     return [o for o in outputs if isinstance(o, Emission) or (drops and isinstance(o, Drop))]
 
 
-def _minus(left: Sequence[Output], right: Sequence[Output]) -> tuple[Output, ...]:
-    """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records."""
-    counts = Counter(canonical(o, DEFAULT_IGNORED) for o in right)
+def _minus(
+    left: Sequence[Output], right: Sequence[Output], ignored: tuple[str, ...] = DEFAULT_IGNORED
+) -> tuple[Output, ...]:
+    """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records
+    (without the ``ignored`` fields)."""
+    counts = Counter(canonical(o, ignored) for o in right)
     out = []
     for output in left:
-        key = canonical(output, DEFAULT_IGNORED)
+        key = canonical(output, ignored)
         if counts[key]:
             counts[key] -= 1
         else:
@@ -94,11 +98,14 @@ def compare_run(
     *,
     drops: bool,
     timing: bool,
+    exact: bool = False,
 ) -> Mismatch:
-    """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees)."""
+    """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees);
+    ``exact``: every field compared, ``after_seq``, ``wall_ms`` and drop messages too."""
     want = _compared(expected, drops)
     got = _compared(run.outputs, drops)
-    missing, unexpected = _minus(want, got), _minus(got, want)
+    ignored = () if exact else DEFAULT_IGNORED
+    missing, unexpected = _minus(want, got, ignored), _minus(got, want, ignored)
     if missing or unexpected or not timing or run.micro_batches is None:
         return Mismatch(missing, unexpected)
     return Mismatch(timing=_late(expected, expected_batches, run))
@@ -190,6 +197,7 @@ class _Judge:
                 got,
                 drops=self.target.reports_drops,
                 timing=self.target.reports_timing,
+                exact=bool(getattr(self.target, "exact", False)),
             )
             out.append((mismatch, got))
         return out

@@ -24,7 +24,6 @@ from windtunnel.spark_impl.exact.outputs import Output
 from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
 from windtunnel.spark_impl.sources import FIELD_PREFIX
 
-
 STREAM_COLUMNS = {
     "seq": "seq", "arrival": "arrival_ms", "kind": "kind", "after_seq": "after_seq", "lane": "lane",
 }

@@ -54,7 +54,7 @@ def _write_batch(directory: Path, index: int, rows: list[tuple[Any, ...]], parti
     for row in rows:
         parts[rng.randrange(partitions)].append(row)
     for part, chunk in enumerate(parts):
-        columns = list(zip(*chunk, strict=True)) if chunk else [[] for _ in INPUT_SCHEMA]
+        columns: list[Any] = list(zip(*chunk, strict=True)) if chunk else [() for _ in INPUT_SCHEMA]
         table = pa.table(
             {f.name: pa.array(list(col), type=f.type) for f, col in zip(INPUT_SCHEMA, columns, strict=True)}
         )
@@ -112,7 +112,7 @@ def run_lanes(
     source_dir, out_dir, checkpoint = root / "in", root / "out", root / "checkpoint"
     source_dir.mkdir(parents=True, exist_ok=True)
     choice = PathChoice(PRODUCTION, (), slices, loaded.jvm)
-    stops = sorted({r for r in restarts if 0 <= r < count - 1}) + [count - 1]
+    stops = [*sorted({r for r in restarts if 0 <= r < count - 1}), count - 1]
     written = 0
     try:
         for stop in stops:

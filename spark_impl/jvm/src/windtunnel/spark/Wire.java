@@ -216,9 +216,11 @@ final class Wire {
           pos += 8;
           return;
         case STRING:
-        case BIG:
-          pos += (int) varint();
+        case BIG: {
+          int n = (int) varint(); // read before pos: "pos += varint()" reads pos first
+          pos += n;
           return;
+        }
         case LIST: {
           int n = (int) varint();
           for (int i = 0; i < n; i++) {
@@ -229,7 +231,8 @@ final class Wire {
         case MAP: {
           int n = (int) varint();
           for (int i = 0; i < n; i++) {
-            pos += (int) varint();
+            int key = (int) varint();
+            pos += key;
             skipValue();
           }
           return;
