@@ -281,6 +281,8 @@ def run_job(
     micro-batch. A batch source runs once (``apply_window`` on a bounded input). Raises
     InvalidInput/InvalidSpec for bad options, EngineUnavailable when the query fails.
     """
+    if clock not in CLOCKS:
+        raise InvalidSpec("clock", clock, "unknown wall clock", f"use one of {', '.join(CLOCKS)}")
     options = trigger_options(trigger) if source.isStreaming else {}
     if timeout_s is None and "processingTime" in options:
         raise InvalidInput(
@@ -291,7 +293,9 @@ def run_job(
     choice = job_path(job, source, sink, clock=clock, checkpoint=location)
     if choice.production:
         assert location is not None
-        return _run_production(job, source, sink, choice, options, location, timeout_s, on_batch)
+        return _run_production(
+            job, source, sink, choice, options, location, timeout_s, on_batch, clock, tick_ms
+        )
     out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
     if not source.isStreaming:
         return _run_batch(out, sink, on_batch)
@@ -350,6 +354,8 @@ def _run_production(
     checkpoint: str,
     timeout_s: float | None,
     on_batch: Callable[[BatchProgress], None] | None,
+    clock: str,
+    tick_ms: int,
 ) -> JobReport:
     from windtunnel.spark_impl.exact.outputs import Output
     from windtunnel.spark_impl.exact.run import run_production
@@ -361,7 +367,7 @@ def _run_production(
     output = Output(sink.kind, sink.path, sink.function)
     progress, timed_out = run_production(
         job, source, output, choice, options=options, checkpoint=checkpoint,
-        timeout_s=timeout_s, on_batch=report,
+        timeout_s=timeout_s, on_batch=report, clock=clock, tick_ms=tick_ms,
     )
     seen = tuple(BatchProgress(*entry) for entry in progress.batches)
     return JobReport(seen, checkpoint, timed_out)

@@ -11,8 +11,8 @@ Two paths run the default profile's semantics on Spark:
 it: the engine does not cover the query (:func:`windtunnel.spark_impl.engine_spec.covered`:
 trailing windows, rules other than the default profile's, ...); the session has no JVM in
 this process or the jar does not load (a Spark Connect client; the one warning line of
-:func:`windtunnel.spark_impl.jvm.binding.load`); the sink is a memory table; the clock is
-the system clock; the input is a batch DataFrame; or the checkpoint was started by the
+:func:`windtunnel.spark_impl.jvm.binding.load`); the sink is a memory table; the input is a
+batch DataFrame; or the checkpoint was started by the
 general path (its state stays in Spark's state store). A checkpoint started by the
 production path never moves to the general one: if the production path cannot run on it,
 the job stops with one line.
@@ -114,8 +114,6 @@ def choose_path(
         reasons.append("the input is a batch DataFrame (the general path runs it once)")
     if sink_kind not in PLAN_SINKS:
         reasons.append(f"the {sink_kind} sink needs a streaming query's own sink")
-    if clock != "arrival":
-        reasons.append("the wall clock is the system clock (processing-time timers)")
     owner = checkpoint_kind(checkpoint) if checkpoint else None
     if owner == GENERAL:
         reasons.append(f"the checkpoint {checkpoint} was started by the general path")
@@ -185,6 +183,7 @@ def plan_json(
     layout: dict[str, Any],
     *,
     time_is_timestamp: bool,
+    wall: str = "arrival",
 ) -> str:
     """The JSON the Java side reads (``windtunnel.spark.Plan``)."""
     spec = json.loads(engine_spec)
@@ -199,5 +198,6 @@ def plan_json(
             "key_slots": [paths.index(g) for g in query.group_by],
             "whole_payload": query.aggregate is None,
             "time_is_timestamp": time_is_timestamp,
+            "wall": wall,
         }
     )

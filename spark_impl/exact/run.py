@@ -85,6 +85,21 @@ def prepared_input(source: DataFrame, query: Any) -> tuple[DataFrame, dict[str, 
     return selected, layout, is_ts
 
 
+def with_ticks(source: DataFrame, tick_ms: int) -> DataFrame:
+    """``source`` and a ``rate`` stream of ``clock`` rows without arrival (they move nothing:
+    they make the trigger run a micro-batch, whose start reads the system clock)."""
+    from pyspark.sql import functions as F
+
+    spark = source.sparkSession
+    per_second = max(1, -(-1000 // tick_ms))
+    ticks = spark.readStream.format("rate").option("rowsPerSecond", per_second).load()
+    columns = []
+    for field in source.schema.fields:
+        value = F.lit("clock") if field.name == "kind" else F.lit(None)
+        columns.append(value.cast(field.dataType).alias(field.name))
+    return source.unionByName(ticks.select(*columns))
+
+
 def open_run(jvm: Any, spark: Any, plan: str, checkpoint: str) -> Any:
     """``ExactRun.open``; a checkpoint that cannot be resumed is InvalidInput (one line)."""
     try:
@@ -112,10 +127,16 @@ def run_production(
     checkpoint: str,
     timeout_s: float | None,
     on_batch: Callable[[int, int, int, int], None] | None = None,
+    clock: str = "arrival",
+    tick_ms: int = 1000,
 ) -> tuple[Progress, bool]:
-    """Runs the job; returns its micro-batches and whether ``timeout_s`` stopped it. Raises
-    InvalidInput for a checkpoint that cannot be resumed, EngineUnavailable when the query
-    fails (its first line)."""
+    """Runs the job; returns its micro-batches and whether ``timeout_s`` stopped it.
+
+    ``clock="system"``: the wall clock is the system clock, read once per micro-batch when
+    it starts (every key's idle windows close then, keys without input included); under an
+    interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
+    run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
+    EngineUnavailable when the query fails (its first line)."""
     from windtunnel.spark_impl.batch_runs import follow
     from windtunnel.spark_impl.engine_spec import engine_spec
 
@@ -124,13 +145,17 @@ def run_production(
     selected, layout, time_is_ts = prepared_input(source, job.query)
     spec = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
     slices = stored_slices(jvm, spark, checkpoint) or choice.slices
-    plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts)
+    plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock)
     run = open_run(jvm, spark, plan, checkpoint)
     progress = Progress()
+    system = clock == "system"
+    if system and "processingTime" in options:
+        selected = with_ticks(selected, tick_ms)
 
     def micro_batch(df: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
-        out = DataFrame(run.outputs(df._jdf, int(batch_id)), spark)
+        now_ms = int(time.time() * 1000) if system else -(2**63)
+        out = DataFrame(run.outputs(df._jdf, int(batch_id), now_ms), spark)
         output.write(jvm, out, int(batch_id))
         rows_in, rows_out = (int(v) for v in run.commit(int(batch_id)))
         entry = (int(batch_id), rows_in, rows_out, int((time.monotonic() - started) * 1000))

@@ -78,12 +78,15 @@ public final class ExactRun {
   }
 
   /** Micro-batch {@code version}'s output rows (OUTPUT_DDL); computing them writes the slices'
-   * new state. */
-  public Dataset<Row> outputs(Dataset<Row> batch, long version) {
+   * new state. {@code systemMs}: the system clock the driver read for it (the plan's system
+   * wall clock), else ignored. */
+  public Dataset<Row> outputs(Dataset<Row> batch, long version, long systemMs) {
     long base = baseOf(version);
-    long[] files = base < 0 ? null : StateStore.readCommit(conf.get(), root, base).files;
+    StateStore.Commit previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base);
+    long[] files = previous == null ? null : previous.files;
+    long lastSeq = previous == null ? -1 : previous.lastSeq;
     reports.reset();
-    Step step = new Step(plan, conf, root, token, version, base, files, reports);
+    Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq);
     JavaRDD<Row> rows = batch.javaRDD()
         .mapPartitionsToPair(new Pack(plan))
         .partitionBy(new HashPartitioner(plan.slices))
@@ -101,6 +104,7 @@ public final class ExactRun {
     boolean[] seen = new boolean[plan.slices];
     long rowsIn = 0;
     long rowsOut = 0;
+    long lastSeq = previous == null ? -1 : StateStore.readCommit(conf.get(), root, base).lastSeq;
     List<long[]> got = reports.value();
     for (long[] report : got) {
       int slice = (int) report[0];
@@ -109,6 +113,7 @@ public final class ExactRun {
         rowsIn += report[1];
         rowsOut += report[2];
         files[slice] = report[3];
+        lastSeq = Math.max(lastSeq, report[4]);
       }
     }
     for (int slice = 0; slice < plan.slices; slice++) {
@@ -117,7 +122,7 @@ public final class ExactRun {
             + " did not report; its outputs were not computed");
       }
     }
-    StateStore.commit(conf.get(), root, version, files, rowsIn, rowsOut);
+    StateStore.commit(conf.get(), root, version, files, rowsIn, rowsOut, lastSeq);
     long[] kept = new long[versions.length + 1];
     int n = 0;
     for (long v : versions) {

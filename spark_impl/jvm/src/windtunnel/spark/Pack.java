@@ -75,7 +75,7 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
       Row row = rows.next();
       byte kind = read.kind(row);
       long lane = read.lane(row);
-      long arrival = read.arrival(row);
+      long arrival = plan.systemWall ? Long.MIN_VALUE : read.arrival(row);
       if (kind != RowEvents.EVENT) {
         controls.put(kind);
         controls.zigzag(lane);

@@ -41,6 +41,9 @@ public final class Plan implements Serializable {
   public final boolean wholePayload;
   /** Whether the time field is a Spark timestamp column (read as epoch ms). */
   public final boolean timeIsTimestamp;
+  /** The wall clock is the system clock, read by the driver once per micro-batch (the rows'
+   * arrivals are not read); else the lanes' arrivals. */
+  public final boolean systemWall;
 
   /** A typed event column. */
   public static final class Column implements Serializable {
@@ -83,6 +86,7 @@ public final class Plan implements Serializable {
     }
     wholePayload = n.get("whole_payload").asBoolean();
     timeIsTimestamp = n.get("time_is_timestamp").asBoolean();
+    systemWall = n.has("wall") && n.get("wall").asText().equals("system");
     if (slices < 1 || seq < 0) {
       throw new IllegalArgumentException("a plan needs slices >= 1 and a seq column");
     }

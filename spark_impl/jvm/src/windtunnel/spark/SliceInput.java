@@ -21,6 +21,9 @@ final class SliceInput {
   final List<byte[]> blobs = new ArrayList<>();
   int events;
   int controls;
+  /** Control rows that carry something (an end, or a clock row with its arrival); a clock
+   * row without one only makes a micro-batch run (the system clock's ticks). */
+  int meaningfulControls;
 
   /** One lane's timeline. */
   static final class Lane {
@@ -146,6 +149,9 @@ final class SliceInput {
         long arrival = blob.get() == 1 ? blob.zigzag() : Long.MIN_VALUE;
         in.lane(laneId).controlRows.add(new long[] {kind, after, arrival});
         in.controls++;
+        if (kind == RowEvents.END || arrival != Long.MIN_VALUE) {
+          in.meaningfulControls++;
+        }
       }
     }
     for (Lane lane : in.lanes.values()) {

@@ -177,10 +177,9 @@ public final class StateStore {
 
   /** Records that every slice of {@code version} is written: {@code files[p]} is the version
    * whose file holds slice p. */
-  public static void commit(
-      Configuration conf, String root, long version, long[] files, long rowsIn, long rowsOut)
-      throws IOException {
-    Commit commit = new Commit(version, files, rowsIn, rowsOut);
+  public static void commit(Configuration conf, String root, long version, long[] files,
+      long rowsIn, long rowsOut, long lastSeq) throws IOException {
+    Commit commit = new Commit(version, files, rowsIn, rowsOut, lastSeq);
     writeAtomically(conf, commitFile(root, version), commit.text().getBytes(StandardCharsets.UTF_8));
   }
 
@@ -401,12 +400,15 @@ public final class StateStore {
     public final long[] files;
     public final long rowsIn;
     public final long rowsOut;
+    /** The largest event seq of lane 0 up to this version (-1: none). */
+    public final long lastSeq;
 
-    Commit(long version, long[] files, long rowsIn, long rowsOut) {
+    Commit(long version, long[] files, long rowsIn, long rowsOut, long lastSeq) {
       this.version = version;
       this.files = files;
       this.rowsIn = rowsIn;
       this.rowsOut = rowsOut;
+      this.lastSeq = lastSeq;
     }
 
     String text() {
@@ -416,7 +418,7 @@ public final class StateStore {
       for (int i = 0; i < files.length; i++) {
         sb.append(i == 0 ? "" : ",").append(files[i]);
       }
-      return sb.append('\n').toString();
+      return sb.append("\nlast_seq=").append(lastSeq).append('\n').toString();
     }
 
     static Commit parse(String text) {
@@ -435,7 +437,8 @@ public final class StateStore {
           Long.parseLong(value(lines[1], "version")),
           parsed.stream().mapToLong(Long::longValue).toArray(),
           Long.parseLong(value(lines[2], "rows_in")),
-          Long.parseLong(value(lines[3], "rows_out")));
+          Long.parseLong(value(lines[3], "rows_out")),
+          lines.length > 5 ? Long.parseLong(value(lines[5], "last_seq")) : -1);
     }
   }
 

@@ -39,9 +39,11 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   private final long baseVersion;
   private final long[] baseFiles;
   private final CollectionAccumulator<long[]> reports;
+  private final long systemMs;
+  private final long lastSeqBefore;
 
   Step(Plan plan, HadoopConf conf, String root, String token, long version, long baseVersion,
-      long[] baseFiles, CollectionAccumulator<long[]> reports) {
+      long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore) {
     this.plan = plan;
     this.conf = conf;
     this.root = root;
@@ -50,6 +52,8 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     this.baseVersion = baseVersion;
     this.baseFiles = baseFiles;
     this.reports = reports;
+    this.systemMs = systemMs;
+    this.lastSeqBefore = lastSeqBefore;
   }
 
   @Override
@@ -66,6 +70,15 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     List<Row> out = new ArrayList<>();
     EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
     boolean changed = false;
+    long maxSeq = -1;
+    if (plan.systemWall) {
+      // the micro-batch arrives when the driver read the system clock: every lane's wall
+      // clock moves there first (idle windows close, also in lanes without input)
+      input.lanes.computeIfAbsent(0L, k -> emptyLane());
+      for (Map.Entry<Long, Object> lane : lanes.entrySet()) {
+        input.lanes.computeIfAbsent(lane.getKey(), k -> emptyLane());
+      }
+    }
     for (Map.Entry<Long, SliceInput.Lane> entry : input.lanes.entrySet()) {
       Object state = lanes.get(entry.getKey());
       if (state == null) {
@@ -76,7 +89,13 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       long wallBefore = engine.wall(state);
       SliceInput.Lane lane = entry.getValue();
       rows.lane = entry.getKey();
+      if (plan.systemWall) {
+        engine.wall(state, systemMs, lastSeqBefore, rows);
+      }
       drive(engine, state, lane, input.blobs, rows);
+      for (int i = 0; i < lane.events; i++) {
+        maxSeq = Math.max(maxSeq, lane.seq[i]);
+      }
       changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
     }
     if (changed || file < 0) {
@@ -86,9 +105,17 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     }
     SliceCache.put(root, token, slice, version, lanes);
     if (TaskContext.get() != null) {
-      reports.add(new long[] {slice, input.events, out.size(), file});
+      // rows read: the slice's events, and the control rows (every slice gets each) once
+      long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
+      reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq});
     }
     return out.iterator();
+  }
+
+  private static SliceInput.Lane emptyLane() {
+    SliceInput.Lane lane = new SliceInput.Lane();
+    lane.finish();
+    return lane;
   }
 
   /** Runs one lane's timeline through the engine. */
