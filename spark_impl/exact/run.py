@@ -94,9 +94,9 @@ def with_ticks(source: DataFrame, tick_ms: int) -> DataFrame:
     per_second = max(1, -(-1000 // tick_ms))
     ticks = spark.readStream.format("rate").option("rowsPerSecond", per_second).load()
     columns = []
-    for field in source.schema.fields:
-        value = F.lit("clock") if field.name == "kind" else F.lit(None)
-        columns.append(value.cast(field.dataType).alias(field.name))
+    for column in source.schema.fields:
+        value = F.lit("clock") if column.name == "kind" else F.lit(None)
+        columns.append(value.cast(column.dataType).alias(column.name))
     return source.unionByName(ticks.select(*columns))
 
 
