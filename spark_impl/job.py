@@ -46,7 +46,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, Inva
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, parse_scenario
-from windtunnel.spark_impl.batch_runs import follow
+from windtunnel.spark_impl.streaming import follow
 from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.operator import (
     apply_window,

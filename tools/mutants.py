@@ -1,4 +1,5 @@
-"""Semantic mutants of the oracle and of spark_impl: the registry ``benchmarks/mutation.py`` runs.
+"""Semantic mutants of the oracle, of spark_impl and of its Java engine: the registry
+``benchmarks/mutation.py`` runs.
 
 Each mutant replaces one exact snippet of one file (it must occur exactly once there:
 tests/test_mutants.py checks) with a plausible wrong reading of the semantics, and names
@@ -37,8 +38,6 @@ SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_sessi
 COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
          "tests/oracle/test_metamorphic.py")
 TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
-FAST_STEP = ("tests/spark_impl/test_metamorphic_spark.py", "tests/spark_impl/test_fast_bucket.py",
-             "-m", "not spark")
 BUCKET_STEP = ("tests/spark_impl/test_bucket_step.py",)
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -252,22 +251,6 @@ MUTANTS: tuple[Mutant, ...] = (
         '        end_of_input="flush",\n        session_gap="inclusive",\n        session_order="merge",',
         "the spark profile flushes open windows at end of input",
         ("tests/oracle/test_spark_profile.py", "tests/oracle/test_profiles_properties.py"),
-    ),
-    Mutant(
-        "spark-fast-close-strict",
-        "spark_impl/fast.py",
-        "open_ = valid & ((prev == NONE)[:, None] | (starts + span > prev[:, None]))",
-        "open_ = valid & ((prev == NONE)[:, None] | (starts + span >= prev[:, None]))",
-        "Spark's vectorised step delivers to a window whose close point the clock reached",
-        FAST_STEP,
-    ),
-    Mutant(
-        "spark-flush-order",
-        "spark_impl/fast.py",
-        "order = np.lexsort((state.first_seq[state.win_key], state.win_start))",
-        "order = np.lexsort((state.win_start, state.first_seq[state.win_key]))",
-        "Spark's vectorised step flushes by group before window time",
-        FAST_STEP,
     ),
     Mutant(
         "spark-rows-in-arrival-order",
