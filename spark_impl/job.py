@@ -46,7 +46,6 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, Inva
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, parse_scenario
-from windtunnel.spark_impl.streaming import follow
 from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.operator import (
     apply_window,
@@ -67,6 +66,7 @@ from windtunnel.spark_impl.sources import (
     records_format,
     records_source,
 )
+from windtunnel.spark_impl.streaming import follow
 
 CLOCKS = ("arrival", "system")
 SINK_KINDS = ("json", "parquet", "console", "memory", "foreach_batch")

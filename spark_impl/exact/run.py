@@ -137,8 +137,8 @@ def run_production(
     interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
     run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
     EngineUnavailable when the query fails (its first line)."""
-    from windtunnel.spark_impl.streaming import follow
     from windtunnel.spark_impl.engine_spec import engine_spec
+    from windtunnel.spark_impl.streaming import follow
 
     spark = source.sparkSession
     jvm = choice.jvm
