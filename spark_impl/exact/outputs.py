@@ -1,12 +1,16 @@
 """Where the production operator's output rows go, once per micro-batch.
 
-The output of micro-batch ``N`` is computed once: computing it writes the slices' new state,
-so a sink that would read it twice (or only part of it, as ``show`` does) gets it persisted
-first. Files (``json``, ``parquet``) are written by Spark's writer into a staging folder and
-then moved to ``<dir>/part-<N>-<i>-windtunnel.<ext>`` (the files of an earlier attempt of
-``N`` are deleted first), so a micro-batch Spark replays after a restart replaces its files
-instead of adding to them: with the checkpoint, every output row lands exactly once. Read
+Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N`` as
+``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
+them; Parquet through Parquet's own writer), replacing an earlier attempt's file, so a
+micro-batch Spark replays after a restart replaces its files instead of adding to them: with
+the checkpoint, every output row lands exactly once. One Spark job per micro-batch, no
+writer of Spark's: its commit protocol cost more per micro-batch than the window logic. Read
 them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
+
+Other sinks get the micro-batch's rows as a DataFrame, computed once: computing them writes
+the slices' new state, so a sink that would read them twice (or only part of them, as
+``show`` does) gets them persisted first.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-STAGING = "_windtunnel_staging"
+FILE_FORMATS = ("json", "parquet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +33,20 @@ class Output:
     path: str | None = None
     function: Callable[[DataFrame, int], None] | None = None
 
-    def write(self, jvm: Any, out: DataFrame, batch_id: int) -> None:
-        """Writes micro-batch ``batch_id``'s rows ``out`` (which computes them)."""
-        if self.kind in ("json", "parquet"):
-            assert self.path is not None
-            directory = str(Path(self.path).resolve())
-            staging = f"{directory}/{STAGING}/{batch_id}"
-            out.write.mode("overwrite").format(self.kind).save(staging)
-            jvm.call("publish", out.sparkSession._jsparkSession, staging, directory, int(batch_id))
+    def directory(self) -> str:
+        """The output directory as the tasks see it (local paths made absolute here)."""
+        assert self.path is not None
+        if "://" in self.path or self.path.startswith("file:"):
+            return self.path
+        return str(Path(self.path).resolve())
+
+    def write(self, run: Any, batch: DataFrame, batch_id: int, now_ms: int) -> None:
+        """Runs micro-batch ``batch_id`` on ``run`` (an ExactRun) and writes its rows."""
+        spark = batch.sparkSession
+        if self.kind in FILE_FORMATS:
+            run.writeFiles(batch._jdf, batch_id, now_ms, self.kind, self.directory())
             return
-        out = out.persist()
+        out = DataFrame(run.outputs(batch._jdf, batch_id, now_ms), spark).persist()
         try:
             rows = out.count()  # every slice computed once, state written
             if self.kind == "console":

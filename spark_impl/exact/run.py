@@ -155,8 +155,7 @@ def run_production(
     def micro_batch(df: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         now_ms = int(time.time() * 1000) if system else -(2**63)
-        out = DataFrame(run.outputs(df._jdf, int(batch_id), now_ms), spark)
-        output.write(jvm, out, int(batch_id))
+        output.write(run, df, int(batch_id), now_ms)
         rows_in, rows_out = (int(v) for v in run.commit(int(batch_id)))
         entry = (int(batch_id), rows_in, rows_out, int((time.monotonic() - started) * 1000))
         progress.batches.append(entry)

@@ -2,8 +2,6 @@ package windtunnel.spark;
 
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import windtunnel.engine.EventFields;
 import windtunnel.engine.JsonReader;
 import windtunnel.engine.OutRecord;
@@ -122,13 +120,14 @@ final class EngineAdapter {
     ((Slice) state).end(afterSeq, rows);
   }
 
-  /** Outputs as Spark rows (OutputRows.SCHEMA, the lane last when the plan has lanes). */
+  /** Outputs as rows of values (OutputRows.SCHEMA's order, the lane last when the plan has
+   * lanes). */
   static final class Rows implements windtunnel.engine.Out {
-    private final List<Row> out;
+    private final List<Object[]> out;
     private final boolean lanes;
     long lane;
 
-    Rows(List<Row> out, boolean lanes) {
+    Rows(List<Object[]> out, boolean lanes) {
       this.out = out;
       this.lanes = lanes;
     }
@@ -156,7 +155,7 @@ final class EngineAdapter {
       if (lanes) {
         row[17] = lane;
       }
-      out.add(RowFactory.create(row));
+      out.add(row);
     }
   }
 
@@ -165,7 +164,7 @@ final class EngineAdapter {
   static void selfCheck(String engineSpec, Object[] values) {
     EngineAdapter engine = forSpec(engineSpec);
     Object state = engine.fresh();
-    List<Row> rows = new java.util.ArrayList<>();
+    List<Object[]> rows = new java.util.ArrayList<>();
     Rows out = new Rows(rows, false);
     engine.event(state, 0, values, null, out);
     engine.end(engine.decode(engine.encode(state)), 0, out);

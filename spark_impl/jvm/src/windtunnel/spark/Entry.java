@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.util.Arrays;
 import java.util.Iterator;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.HashPartitioner;
@@ -27,8 +26,6 @@ import org.apache.spark.sql.SparkSession;
  *   <li>{@code open(SparkSession, planJson, checkpoint)}: an {@link ExactRun};
  *   <li>{@code storedSlices(SparkSession, checkpoint)}: the slice count a checkpoint's state
  *       was started with, or -1;
- *   <li>{@code publish(staging, directory, batchId, format)}: moves a micro-batch's output
- *       files from the staging folder into the output directory (see {@link #publish}).
  * </ul>
  */
 public final class Entry {
@@ -50,47 +47,9 @@ public final class Entry {
           return -1; // open() says what is wrong with it
         }
       }
-      case "publish":
-        publish(((SparkSession) args[0]).sparkContext().hadoopConfiguration(), (String) args[1],
-            (String) args[2], ((Number) args[3]).longValue());
-        return null;
       default:
         throw new IllegalArgumentException("no entry " + name);
     }
-  }
-
-  /**
-   * Moves the files Spark's writer left in {@code staging} to {@code directory} as
-   * {@code part-<batch>-<i>-windtunnel.<ext>}, after deleting that batch's files of an
-   * earlier attempt; then deletes the staging folder.
-   */
-  static void publish(Configuration conf, String staging, String directory, long batchId)
-      throws IOException {
-    Path from = new Path(staging);
-    Path to = new Path(directory);
-    FileSystem fs = from.getFileSystem(conf);
-    String prefix = String.format("part-%05d-", batchId);
-    if (fs.exists(to)) {
-      for (FileStatus old : fs.listStatus(to)) {
-        String name = old.getPath().getName();
-        if (name.startsWith(prefix) && name.contains("-windtunnel.")) {
-          fs.delete(old.getPath(), false);
-        }
-      }
-    }
-    fs.mkdirs(to);
-    FileStatus[] parts = fs.listStatus(from, p -> p.getName().startsWith("part-"));
-    Arrays.sort(parts, (a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
-    for (int i = 0; i < parts.length; i++) {
-      String name = parts[i].getPath().getName();
-      int dot = name.indexOf('.');
-      String ext = dot < 0 ? "" : name.substring(dot);
-      Path target = new Path(to, String.format("%s%05d-windtunnel%s", prefix, i, ext));
-      if (!fs.rename(parts[i].getPath(), target)) {
-        throw new IOException("cannot move " + parts[i].getPath() + " to " + target);
-      }
-    }
-    fs.delete(from, true);
   }
 
   /** Fails when this jar does not link with the running Spark (see the class comment). */

@@ -81,17 +81,30 @@ public final class ExactRun {
    * new state. {@code systemMs}: the system clock the driver read for it (the plan's system
    * wall clock), else ignored. */
   public Dataset<Row> outputs(Dataset<Row> batch, long version, long systemMs) {
+    return spark.createDataFrame(rows(batch, version, systemMs, null, null), OutputRows.of(plan));
+  }
+
+  /** Micro-batch {@code version}'s outputs written as files ({@code json} or {@code parquet},
+   * one per slice with outputs) into {@code directory} by the slices' tasks: one Spark job,
+   * no writer of Spark's (whose commit protocol cost more than the window logic). */
+  public void writeFiles(Dataset<Row> batch, long version, long systemMs, String format,
+      String directory) {
+    rows(batch, version, systemMs, format, directory).count();
+  }
+
+  private JavaRDD<Row> rows(Dataset<Row> batch, long version, long systemMs, String format,
+      String directory) {
     long base = baseOf(version);
     StateStore.Commit previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base);
     long[] files = previous == null ? null : previous.files;
     long lastSeq = previous == null ? -1 : previous.lastSeq;
     reports.reset();
-    Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq);
-    JavaRDD<Row> rows = batch.javaRDD()
+    Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq,
+        format, directory);
+    return batch.javaRDD()
         .mapPartitionsToPair(new Pack(plan))
         .partitionBy(new HashPartitioner(plan.slices))
         .mapPartitionsWithIndex(step, false);
-    return spark.createDataFrame(rows, OutputRows.of(plan));
   }
 
   /** Records version {@code version} (every slice written) with the micro-batch's rows in and

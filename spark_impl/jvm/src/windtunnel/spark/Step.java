@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.util.CollectionAccumulator;
 import scala.Tuple2;
 
@@ -28,6 +29,8 @@ import scala.Tuple2;
  * else from the base version's file ({@link StateStore}); when anything changed it is written
  * as version {@code version}, and reported to the driver (slice, events, outputs, the version
  * whose file now holds the slice), which commits the version once every slice is written.
+ * The outputs are the task's rows, or, for a file sink, the slice's output file
+ * ({@link OutputFiles}).
  */
 final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>, Iterator<Row>> {
   private static final long serialVersionUID = 1L;
@@ -41,9 +44,13 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   private final CollectionAccumulator<long[]> reports;
   private final long systemMs;
   private final long lastSeqBefore;
+  /** Output files instead of rows: {@code json} or {@code parquet} into {@link #directory}. */
+  private final String fileFormat;
+  private final String directory;
 
   Step(Plan plan, HadoopConf conf, String root, String token, long version, long baseVersion,
-      long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore) {
+      long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore,
+      String fileFormat, String directory) {
     this.plan = plan;
     this.conf = conf;
     this.root = root;
@@ -54,6 +61,8 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     this.reports = reports;
     this.systemMs = systemMs;
     this.lastSeqBefore = lastSeqBefore;
+    this.fileFormat = fileFormat;
+    this.directory = directory;
   }
 
   @Override
@@ -67,7 +76,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       lanes = file < 0 ? new TreeMap<>()
           : decode(engine, StateStore.readSlice(conf.get(), root, plan.fingerprint, file, slice));
     }
-    List<Row> out = new ArrayList<>();
+    List<Object[]> out = new ArrayList<>();
     EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
     boolean changed = false;
     long maxSeq = -1;
@@ -109,7 +118,17 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
       reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq});
     }
-    return out.iterator();
+    if (fileFormat != null) {
+      if (!out.isEmpty()) {
+        OutputFiles.write(conf.get(), directory, version, slice, fileFormat, OutputRows.of(plan), out);
+      }
+      return java.util.Collections.emptyIterator();
+    }
+    List<Row> rowsOut = new ArrayList<>(out.size());
+    for (Object[] values : out) {
+      rowsOut.add(RowFactory.create(values));
+    }
+    return rowsOut.iterator();
   }
 
   private static SliceInput.Lane emptyLane() {
