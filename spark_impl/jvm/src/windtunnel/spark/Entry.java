@@ -59,6 +59,14 @@ public final class Entry {
     JavaPairRDD.class.getMethod("partitionBy", org.apache.spark.Partitioner.class);
     JavaPairRDD.class.getMethod("mapPartitionsWithIndex", Function2.class, boolean.class);
     Dataset.class.getMethod("javaRDD");
+    Dataset.class.getMethod("queryExecution");
+    org.apache.spark.sql.execution.QueryExecution.class.getMethod("toRdd");
+    org.apache.spark.sql.catalyst.InternalRow.class.getMethod("getUTF8String", int.class);
+    String text = "user-\u00e9\u4e2d";
+    if (KeySlice.hashString(text) != KeySlice.hashUtf8(
+        org.apache.spark.unsafe.types.UTF8String.fromString(text))) {
+      throw new IllegalStateException("a string key hashes differently from its UTF-8 text");
+    }
     SparkSession.class.getMethod("createDataFrame", JavaRDD.class,
         org.apache.spark.sql.types.StructType.class);
     new HashPartitioner(2).getPartition(7);

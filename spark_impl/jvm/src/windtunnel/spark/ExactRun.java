@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -101,10 +102,10 @@ public final class ExactRun {
     reports.reset();
     Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq,
         format, directory);
-    return batch.javaRDD()
-        .mapPartitionsToPair(new Pack(plan))
-        .partitionBy(new HashPartitioner(plan.slices))
-        .mapPartitionsWithIndex(step, false);
+    JavaPairRDD<Integer, byte[]> packed = PackInternal.covers(plan)
+        ? batch.queryExecution().toRdd().toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
+        : batch.javaRDD().mapPartitionsToPair(new Pack(plan));
+    return packed.partitionBy(new HashPartitioner(plan.slices)).mapPartitionsWithIndex(step, false);
   }
 
   /** Records version {@code version} (every slice written) with the micro-batch's rows in and

@@ -78,9 +78,41 @@ final class KeySlice {
     return mix(Double.doubleToLongBits(d));
   }
 
+  /** A string key's hash, over its UTF-8 bytes (the same for a Java string and for Spark's
+   * UTF-8 text of it: {@link #hashUtf8}). */
   static long hashString(String s) {
-    return mix(s.hashCode()) ^ 0x27d4eb2fL;
+    int n = s.length();
+    long h = STRING_SEED;
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if (c >= 0x80) {
+        return hashBytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+      h = (h ^ c) * FNV_PRIME;
+    }
+    return mix(h);
   }
+
+  static long hashBytes(byte[] bytes) {
+    long h = STRING_SEED;
+    for (byte b : bytes) {
+      h = (h ^ (b & 0xFF)) * FNV_PRIME;
+    }
+    return mix(h);
+  }
+
+  /** {@link #hashString} of Spark's UTF-8 text, without decoding it. */
+  static long hashUtf8(org.apache.spark.unsafe.types.UTF8String s) {
+    int n = s.numBytes();
+    long h = STRING_SEED;
+    for (int i = 0; i < n; i++) {
+      h = (h ^ (s.getByte(i) & 0xFF)) * FNV_PRIME;
+    }
+    return mix(h);
+  }
+
+  private static final long STRING_SEED = 0xcbf29ce484222325L;
+  private static final long FNV_PRIME = 0x100000001b3L;
 
   /** The slice of a key hash combined by {@link #combine} from {@link #SEED}. */
   static int sliceOf(long h, int slices) {

@@ -1,13 +1,16 @@
 package windtunnel.spark;
 
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Reading the plan's paths straight from typed columns, without boxing: each path that names
  * a top-level column is read by its type and written to the blob, and the group key's hash
  * is computed from the primitives with {@link KeySlice}'s functions (so it equals the hash of
- * the same values read any other way). {@link #direct} is false when an event needs its
- * parsed payload (a JSON payload column, or a dotted path into a struct).
+ * the same values read any other way), from Spark's internal rows as the micro-batch's plan
+ * produces them (strings stay UTF-8 bytes, timestamps microseconds). {@link #direct} is false
+ * when an event needs its parsed payload (a JSON payload column, or a dotted path into a
+ * struct): {@link Pack} reads those.
  */
 final class Slots {
   private static final byte MISSING = 0;
@@ -77,14 +80,14 @@ final class Slots {
   }
 
   /** {@code h} combined with the hashes of the row's group key values. */
-  long keyHash(Row row, long h) {
+  long keyHash(InternalRow row, long h) {
     for (int slot : keySlots) {
       h = KeySlice.combine(h, hash(row, slot));
     }
     return h;
   }
 
-  private long hash(Row row, int slot) {
+  private long hash(InternalRow row, int slot) {
     int c = column[slot];
     if (c < 0 || row.isNullAt(c)) {
       return KeySlice.NULL_HASH;
@@ -103,16 +106,16 @@ final class Slots {
       case FLOAT:
         return KeySlice.hashDouble(Double.parseDouble(Float.toString(row.getFloat(c))));
       case STRING:
-        return KeySlice.hashString(row.getString(c));
+        return KeySlice.hashUtf8(row.getUTF8String(c));
       case BOOLEAN:
         return KeySlice.hashLong(row.getBoolean(c) ? 1 : 0);
       default:
-        return KeySlice.hashLong(timestampMs(row, c));
+        return KeySlice.hashLong(Math.floorDiv(row.getLong(c), 1000L));
     }
   }
 
   /** Writes every slot's value as {@link Wire} values. */
-  void write(Row row, Wire.Out out) {
+  void write(InternalRow row, Wire.Out out) {
     for (int slot = 0; slot < column.length; slot++) {
       int c = column[slot];
       if (c < 0 || row.isNullAt(c)) {
@@ -146,23 +149,15 @@ final class Slots {
           break;
         case STRING:
           out.put(Wire.STRING);
-          out.string(row.getString(c));
+          out.utf8(row.getUTF8String(c));
           break;
         case BOOLEAN:
           out.put(row.getBoolean(c) ? Wire.TRUE : Wire.FALSE);
           break;
         default:
           out.put(Wire.TIME_MS);
-          out.zigzag(timestampMs(row, c));
+          out.zigzag(Math.floorDiv(row.getLong(c), 1000L));
       }
     }
-  }
-
-  static long timestampMs(Row row, int c) {
-    Object t = row.get(c);
-    if (t instanceof java.time.Instant) {
-      return ((java.time.Instant) t).toEpochMilli();
-    }
-    return ((java.sql.Timestamp) t).getTime();
   }
 }

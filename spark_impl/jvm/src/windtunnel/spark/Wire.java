@@ -76,6 +76,16 @@ final class Wire {
       varint((v << 1) ^ (v >> 63));
     }
 
+    /** Spark's UTF-8 text as a string value's length and bytes, without decoding it. */
+    void utf8(org.apache.spark.unsafe.types.UTF8String s) {
+      int n = s.numBytes();
+      varint(n);
+      room(n);
+      for (int i = 0; i < n; i++) {
+        buf[len++] = s.getByte(i);
+      }
+    }
+
     void double64(double d) {
       long bits = Double.doubleToRawLongBits(d);
       room(8);
