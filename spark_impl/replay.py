@@ -107,7 +107,9 @@ def replay_scenario(
     clock: str = "exact",
     progress: Callable[[str], None] | None = None,
 ) -> SparkRun:
-    """Start (or reuse) a session and replay ``scenario`` on it (see :func:`replay_on_spark`).
+    """Start (or reuse) a session and replay ``scenario`` on it: on the production operator
+    where ``windtunnel run`` would take it (:func:`replay_production`), else on the general
+    one (:func:`replay_on_spark`; ``clock="batch"`` always).
 
     A scenario of profile ``spark`` runs the stock mapping instead
     (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
@@ -154,9 +156,33 @@ def _run(
         from windtunnel.spark_impl.stock import replay_stock
 
         return replay_stock(scenario, spark, micro_batch=micro_batch)
+    if clock == "exact" and runs_on_production(scenario, spark):
+        return replay_production(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock
     )
+
+
+def runs_on_production(scenario: Scenario, spark: Any) -> bool:
+    """Whether a replay takes the production operator, as ``windtunnel run`` would: the
+    engine covers the scenario's query and the jar loads into the session."""
+    from windtunnel.spark_impl.engine_spec import covered
+    from windtunnel.spark_impl.jvm.binding import load
+
+    if scenario.profile.name != "tenzir" or covered(scenario.query, scenario.rules) is not None:
+        return False
+    return load(spark).jvm is not None
+
+
+def replay_production(scenario: Scenario, spark: Any, *, micro_batch: int = 1) -> SparkRun:
+    """``scenario`` through the production operator's streaming path (one lane; each
+    micro-batch from one input file; the session's default key slices)."""
+    from windtunnel.spark_impl.exact.plan import default_slices
+    from windtunnel.spark_impl.harness.production import run_lanes
+
+    (lane,) = run_lanes(spark, [scenario], slices=default_slices(spark), partitions=1,
+                        micro_batch=micro_batch)
+    return SparkRun(Result(lane.outputs), lane.feed, lane.steps, "exact")
 
 
 def compare_with_oracle(scenario: Scenario, run: SparkRun) -> list[str]:

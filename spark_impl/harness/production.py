@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.feed import Feed, feed
-from windtunnel.spark_impl.schema import outputs_in_order
+from windtunnel.spark_impl.schema import output_of, print_order
 
 INPUT_SCHEMA = pa.schema(
     [("lane", pa.int64()), ("kind", pa.string()), ("seq", pa.int64()),
@@ -40,10 +40,11 @@ INPUT_DDL = "lane long, kind string, seq long, arrival_ms long, after_seq long, 
 
 @dataclass(frozen=True, slots=True)
 class LaneRun:
-    """One scenario's outputs and how it was fed."""
+    """One scenario's outputs (in print order), each output's stream step, and how it was fed."""
 
     outputs: tuple[Output, ...]
     feed: Feed
+    steps: tuple[int, ...] = ()
 
 
 def _write_batch(directory: Path, index: int, rows: list[tuple[Any, ...]], partitions: int,
@@ -73,10 +74,12 @@ def run_lanes(
     restarts: Sequence[int] = (),
     seed: int = 0,
     workdir: str | None = None,
+    micro_batch: int = 1,
 ) -> list[LaneRun]:
     """Every scenario as a lane of one production query (they must share one query: window,
     group_by, aggregate, rules, time unit and start of the wall clock); ``restarts``: stop
-    after these micro-batch indexes and resume from the checkpoint. Raises InvalidSpec when
+    after these micro-batch indexes and resume from the checkpoint; ``micro_batch``: lone
+    events per micro-batch (a ``batch`` item is always one). Raises InvalidSpec when
     the scenarios do not share a query, EngineUnavailable when the JVM operator is missing."""
     from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
     from windtunnel.spark_impl.engine_spec import engine_spec
@@ -98,7 +101,8 @@ def run_lanes(
     if loaded.jvm is None:
         raise EngineUnavailable(f"the JVM operator is not available: {loaded.reason}")
     feeds = [
-        feed(s.items, s.query.group_by, buckets=1, micro_batch=1, start_wall_ms=s.start_wall_ms)
+        feed(s.items, s.query.group_by, buckets=1, micro_batch=micro_batch,
+             start_wall_ms=s.start_wall_ms)
         for s in scenarios
     ]
     count = max(len(f.batches) for f in feeds)
@@ -135,4 +139,9 @@ def run_lanes(
     for row in rows:
         record = row.asDict()
         by_lane[int(record.pop("lane"))].append(record)
-    return [LaneRun(tuple(outputs_in_order(by_lane[i])), feeds[i]) for i in range(len(scenarios))]
+    runs = []
+    for i in range(len(scenarios)):
+        records = sorted(by_lane[i], key=print_order)
+        runs.append(LaneRun(tuple(output_of(r) for r in records), feeds[i],
+                            tuple(int(r["step"]) for r in records)))
+    return runs
