@@ -1,7 +1,8 @@
 """The production operator against stock Spark on the jobs people write, same session.
 
-Shapes (each a stream of Parquet files read with ``maxFilesPerTrigger=1``, one micro-batch
-per file, 10 micro-batches):
+Shapes (each a stream of Parquet files, ``--files`` per micro-batch (default 2: two input
+partitions, as from a topic with two partitions) read with ``maxFilesPerTrigger``, 10
+micro-batches):
 
 - ``realistic``: string user ids (``user-000042``), 10-minute windows every minute
   (hopping), ``count()``, ``sum(amount)``, ``avg(amount)`` per user; 1M events over 20k
@@ -27,7 +28,7 @@ two more processes at ``local[1]`` and ``local[2]`` and prints each side's 2-cor
 throughput ratio.
 
 Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--events N]
-     [--keys K] [--repeat R] [--general] [--scaling] [--cores C]
+     [--keys K] [--repeat R] [--files F] [--general] [--scaling] [--cores C]
 """
 
 from __future__ import annotations
@@ -134,11 +135,16 @@ def shapes(events: int | None, keys: int | None) -> dict[str, Shape]:
     }
 
 
-def write_files(table: pa.Table, directory: Path, files: int) -> None:
-    """``files`` Parquet files in stream order, modification times increasing."""
+FILES_PER_BATCH = 2
+"""Input files (partitions) per micro-batch; ``--files`` sets it."""
+
+
+def write_files(table: pa.Table, directory: Path, batches: int) -> None:
+    """``batches`` micro-batches in stream order, each as :data:`FILES_PER_BATCH` Parquet
+    files (the batch's rows split in seq order), modification times increasing."""
     directory.mkdir(parents=True, exist_ok=True)
-    bounds = np.linspace(0, table.num_rows, files + 1).astype(int)
-    for index in range(files):
+    bounds = np.linspace(0, table.num_rows, batches * FILES_PER_BATCH + 1).astype(int)
+    for index in range(batches * FILES_PER_BATCH):
         path = directory / f"part-{index:05d}.parquet"
         pq.write_table(table.slice(bounds[index], bounds[index + 1] - bounds[index]), path)
         stamp = 1_700_000_000 + index
@@ -149,7 +155,7 @@ def stream(spark: Any, directory: Path, string_keys: bool) -> Any:
     kind = "string" if string_keys else "long"
     return (
         spark.readStream.schema(f"seq long, arrival_ms long, ts long, user {kind}, amount double")
-        .option("maxFilesPerTrigger", 1)
+        .option("maxFilesPerTrigger", FILES_PER_BATCH)
         .parquet(str(directory))
     )
 
@@ -253,8 +259,11 @@ def main() -> int:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--general", action="store_true")
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--files", type=int, default=2, help="input files per micro-batch")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (internal)")
     args = parser.parse_args()
+    global FILES_PER_BATCH
+    FILES_PER_BATCH = args.files
     names = [n for n in args.shapes.split(",") if n]
     if not args.scaling:
         results = measure(args.cores, names, args.events, args.keys, args.repeat, args.general)
@@ -266,7 +275,7 @@ def main() -> int:
     by_cores: dict[int, dict[str, dict[str, float]]] = {}
     for cores in (1, 2):
         command = [sys.executable, __file__, "--shapes", args.shapes, "--repeat", str(args.repeat),
-                   "--cores", str(cores), "--json"]
+                   "--cores", str(cores), "--files", str(args.files), "--json"]
         if args.events:
             command += ["--events", str(args.events)]
         if args.keys:
