@@ -159,11 +159,11 @@ def counterexample_dir(config: pytest.Config) -> Path:
     never the project's own folders."""
     chosen = config.getoption("--windtunnel-out")
     if chosen:
-        return config.rootpath / chosen
+        return config.rootpath / str(chosen)
     factory = getattr(config, "_tmp_path_factory", None)  # pytest's tmpdir plugin sets it
     if factory is None:  # that plugin disabled (-p no:tmpdir): the project's folder after all
         return config.rootpath / DEFAULT_OUT
-    return Path(factory.getbasetemp()) / DEFAULT_OUT
+    return Path(str(factory.getbasetemp())) / DEFAULT_OUT
 
 
 def note_written(config: pytest.Config, text: str | None) -> None:
