@@ -134,6 +134,12 @@ def replay_scenario(
         return _run(scenario, spark, stock, micro_batch, buckets, clock)
 
 
+def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "exact") -> int:
+    """The micro-batches :func:`replay_scenario` will report for ``scenario``."""
+    stock = scenario.profile.name == "spark"
+    return len(_events_per_batch(scenario, stock, micro_batch, clock))
+
+
 def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: str) -> list[int]:
     """Events in each micro-batch the run will have (stock runs add a last empty one)."""
     if stock:
