@@ -11,10 +11,12 @@ executors (``addPyFile``) or to a Connect server (``addArtifacts``).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
@@ -321,8 +323,11 @@ def _connect_session(remote: str) -> Any:
 
 
 def ship_package(spark: Any) -> None:
-    """Make ``windtunnel`` importable on executors (cluster) or on the Connect server."""
+    """Make ``windtunnel`` importable on executors (cluster) or on the Connect server. The
+    zip's temporary folder is removed when the process exits (executors fetch it while the
+    session lives)."""
     path = package_zip()
+    atexit.register(shutil.rmtree, path.parent, ignore_errors=True)
     if hasattr(spark, "addArtifacts"):
         try:
             spark.addArtifacts(str(path), pyfile=True)
