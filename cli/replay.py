@@ -10,7 +10,7 @@ from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.output.outputs import jsonl, outputs_json, outputs_table, summary_line
 from windtunnel.cli.output.table import echo_table
 from windtunnel.cli.output.times import TimeStyle, closed_end, times_option
-from windtunnel.cli.progress import Progress
+from windtunnel.cli.progress import Progress, is_terminal
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.expect import check
 from windtunnel.oracle.model.extras import requires_extra
@@ -83,12 +83,15 @@ def replay_command(
 
         total = micro_batch_count(scenario, micro_batch) if progress is not False else None
         label = f"replaying {scenario.name} on Spark"
+        # Spark's start is said on a terminal or when asked (--progress); piped by default,
+        # only the micro-batches, so a failure to start stays one line
+        starting = progress is True or is_terminal(sys.stderr)
         with Progress(label, total, "micro-batches", enabled=progress is not False) as bar:
 
             def say(line: str) -> None:
                 if line.startswith("micro-batch "):
                     bar.advance(1, line)
-                else:
+                elif starting:
                     bar.note(line)
 
             run = replay_scenario(

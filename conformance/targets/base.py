@@ -273,18 +273,18 @@ def import_failure(exc: BaseException, module_name: str) -> tuple[str, str]:
     (file and line), or an exception while its code ran (its innermost file and line)."""
     if isinstance(exc, SyntaxError):
         spot = f"{exc.filename}:{exc.lineno}" if exc.filename else "?"
-        return (f"module {module_name!r} has a syntax error at {spot}: {exc.msg}",
+        return (f"module {module_name!r} cannot be imported: a syntax error at {spot}: {exc.msg}",
                 "fix the syntax there")
     top = module_name.split(".")
     missing = getattr(exc, "name", None)
     if isinstance(exc, ModuleNotFoundError) and missing in {
         ".".join(top[: i + 1]) for i in range(len(top))
     }:
-        return (f"module {module_name!r} is not found",
+        return (f"module {module_name!r} cannot be imported: it is not found",
                 "check the name and that its directory is on PYTHONPATH")
     where = _innermost_file_line(exc)
     at = f" at {where}" if where else ""
-    return (f"module {module_name!r} failed while importing{at}: {type(exc).__name__}: {exc}",
+    return (f"module {module_name!r} cannot be imported: it raised{at} {type(exc).__name__}: {exc}",
             "fix the module (or install what it imports)")
 
 

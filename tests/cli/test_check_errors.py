@@ -94,12 +94,14 @@ def test_a_job_without_function_says_so(project: Path) -> None:
 @pytest.mark.parametrize(
     ("job", "words"),
     [
-        ("wt_syntax:job", "module 'wt_syntax' has a syntax error at {root}/wt_syntax.py:2: "),
-        ("wt_imports:job", "module 'wt_imports' failed while importing at {root}/wt_imports.py:2:"
-                           " ModuleNotFoundError: No module named 'no_such_module_q'"),
-        ("wt_raises:job", "module 'wt_raises' failed while importing at {root}/wt_raises.py:2: "
-                          "KeyError: 'missing'"),
-        ("wt_absent:job", "module 'wt_absent' is not found; check the name"),
+        ("wt_syntax:job", "module 'wt_syntax' cannot be imported: a syntax error at "
+                          "{root}/wt_syntax.py:2: "),
+        ("wt_imports:job", "module 'wt_imports' cannot be imported: it raised at "
+                           "{root}/wt_imports.py:2 ModuleNotFoundError: No module named "
+                           "'no_such_module_q'"),
+        ("wt_raises:job", "module 'wt_raises' cannot be imported: it raised at "
+                          "{root}/wt_raises.py:2 KeyError: 'missing'"),
+        ("wt_absent:job", "module 'wt_absent' cannot be imported: it is not found; check the name"),
     ],
     ids=["syntax-error", "import-inside", "exception-inside", "missing"],
 )
