@@ -81,18 +81,24 @@ def _leave_now(signum: int, frame: Any) -> NoReturn:
 def interrupted(code: int, debug: bool) -> NoReturn:
     """Stop Spark if it runs, say so in one line and exit with ``code`` (a second Ctrl-C
     while stopping leaves at once)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _leave_now)
-        signal.signal(signal.SIGTERM, _leave_now)
-    if debug:
-        traceback.print_exc()
-    what = "interrupted (Ctrl-C)" if code == EXIT_INTERRUPTED else "terminated (SIGTERM)"
-    stopped = False
-    if "pyspark" in sys.modules:
-        from windtunnel.spark_impl.shutdown import stop_spark
+    main = threading.current_thread() is threading.main_thread()
+    handlers = {}
+    if main:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            handlers[number] = signal.signal(number, _leave_now)
+    try:
+        if debug:
+            traceback.print_exc()
+        what = "interrupted (Ctrl-C)" if code == EXIT_INTERRUPTED else "terminated (SIGTERM)"
+        stopped = False
+        if "pyspark" in sys.modules:
+            from windtunnel.spark_impl.shutdown import stop_spark
 
-        stopped = stop_spark()
-    click.echo(f"windtunnel: {what}{'; Spark stopped' if stopped else ''}", err=True)
+            stopped = stop_spark()
+        click.echo(f"windtunnel: {what}{'; Spark stopped' if stopped else ''}", err=True)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     sys.exit(code)
 
 

@@ -125,6 +125,11 @@ def run_command(
         raise InvalidInput(
             "--trigger", trigger, "an interval trigger runs until stopped", "also give --timeout"
         )
+    if job_spec.profile == "spark" and clock == "system":
+        raise InvalidInput(
+            "--clock", clock, "a profile spark spec runs stock Spark, which has no wall clock",
+            "drop --clock (stock Spark's windows close by the watermark alone)",
+        )
     kind = sink or ("json" if out else "console")
     if out is not None and kind == "console":
         raise InvalidInput("--out", out, "the console sink writes no files", "drop --out")
