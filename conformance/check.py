@@ -218,10 +218,12 @@ def check(
     shrink_seconds: float = 60.0,
     max_events: int = MAX_EVENTS,
     progress: Progress | None = None,
+    on_shrinking: Callable[[Scenario], None] | None = None,
 ) -> CheckResult:
     """Check ``target`` on ``spec``'s own input (if it has events) and ``examples``
     generated streams, ``batch_size`` per target call; stop at the first divergence and
-    shrink it. Raises InvalidSpec for bad options or a spec the profile cannot run."""
+    shrink it (``on_shrinking`` is told the diverging scenario first). Raises InvalidSpec
+    for bad options or a spec the profile cannot run."""
     chosen = profile or spec.profile.name
     profile_named(chosen)
     if isinstance(batch_size, bool) or batch_size < 1:
@@ -247,6 +249,8 @@ def check(
         if progress is not None:
             progress(done)
         if bad is not None:
+            if on_shrinking is not None:
+                on_shrinking(chunk[bad])
             failure = _shrunk(chunk[bad], judge, stand_in, batch_size, shrink_seconds)
             return CheckResult(target.name, chosen, checked, time.monotonic() - started, failure)
     return CheckResult(target.name, chosen, checked, time.monotonic() - started)

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from windtunnel.conformance.hypothesis_home import scratch_home
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import NOW, CountWindows
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
@@ -207,5 +208,6 @@ def _draw(strategy: st.SearchStrategy[tuple[Item, ...]], count: int, seed: int) 
         if len(drawn) < count:
             drawn.append(items)
 
-    collect()  # Hypothesis may stop early when the space is small: fewer streams then
+    with scratch_home():  # no .hypothesis/ left in the working directory
+        collect()  # Hypothesis may stop early when the space is small: fewer streams then
     return drawn

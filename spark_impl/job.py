@@ -30,10 +30,9 @@ bucket sees the stream-wide wall clock move where the oracle does (exact per eve
 from __future__ import annotations
 
 import itertools
-import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, Inva
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.scenario import Scenario, parse_scenario
+from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.operator import (
     apply_window,
@@ -53,7 +53,9 @@ from windtunnel.spark_impl.operator import (
     check_rules,
     default_buckets,
 )
+from windtunnel.spark_impl.query_progress import OUT_METRIC, BatchProgress, collect_progress
 from windtunnel.spark_impl.schema import CLOCK, EVENT
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.sources import (
     JOB_INPUT_COLUMNS,
     JOB_INPUT_DDL,
@@ -86,7 +88,12 @@ class JobSpec:
     name: str = "job"
 
     def __post_init__(self) -> None:
-        check_rules(self.rules, self.profile)
+        if self.profile == "spark":  # the stock mapping (spark_impl/stock_job.py)
+            from windtunnel.spark_impl.stock import check_stock
+
+            check_stock(self.query, self.rules)
+        else:
+            check_rules(self.rules, self.profile)
 
 
 def spec_of(spec: JobSpec | Scenario | Query) -> JobSpec:
@@ -212,23 +219,17 @@ class Sink:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchProgress:
-    """One finished micro-batch: its id, rows read from the source, output rows written."""
-
-    batch_id: int
-    rows_in: int
-    rows_out: int
-    duration_ms: int
-
-
-@dataclass(frozen=True, slots=True)
 class JobReport:
     """What a job run did: its micro-batches (with data) and totals."""
 
     batches: tuple[BatchProgress, ...] = ()
     checkpoint: str | None = None
+    """Where the run's state is kept (None: a temporary checkpoint, removed after the run)."""
     timed_out: bool = False
     """True when ``timeout_s`` stopped the query."""
+    open_windows: int | None = None
+    """Windows not emitted when the run stopped (their state is in the checkpoint), where
+    the run can count them (the stock mapping of ``profile: spark``); None: not counted."""
 
     @property
     def rows_in(self) -> int:
@@ -239,7 +240,6 @@ class JobReport:
         return sum(b.rows_out for b in self.batches)
 
 
-OUT_METRIC = "windtunnel_rows_out"
 TRIGGER_HELP = "availableNow, or a processing interval such as '5 seconds'"
 
 
@@ -271,6 +271,7 @@ def run_job(
     buckets: int | None = None,
     timeout_s: float | None = None,
     on_batch: Callable[[BatchProgress], None] | None = None,
+    sample: Sequence[Mapping[str, Any]] = (),
 ) -> JobReport:
     """Run ``spec`` over job input rows ``source`` into ``sink`` and wait for the end.
 
@@ -278,8 +279,11 @@ def run_job(
     the input present at start is consumed; an interval: until ``timeout_s`` passes or
     the query fails); ``checkpoint`` (a directory) lets a stopped job resume without loss
     or duplicates (keep ``buckets`` the same); ``on_batch`` is called for each finished
-    micro-batch. A batch source runs once (``apply_window`` on a bounded input). Raises
-    InvalidInput/InvalidSpec for bad options, EngineUnavailable when the query fails.
+    micro-batch. A batch source runs once (``apply_window`` on a bounded input). Without
+    ``checkpoint`` a temporary one is used and removed after the run. A ``profile: spark``
+    spec runs the stock mapping (:mod:`windtunnel.spark_impl.stock_job`; ``sample``:
+    payloads that type its fields). Raises InvalidInput/InvalidSpec for bad options,
+    EngineUnavailable when the query fails (naming its root cause).
     """
     if clock not in CLOCKS:
         raise InvalidSpec("clock", clock, "unknown wall clock", f"use one of {', '.join(CLOCKS)}")
@@ -288,18 +292,53 @@ def run_job(
         raise InvalidInput(
             "timeout", None, "a processing trigger runs until stopped", "give a timeout"
         )
-    location = local_path(checkpoint or _temp_checkpoint()) if source.isStreaming else None
     job = spec_of(spec)
-    choice = job_path(job, source, sink, clock=clock, checkpoint=location)
-    if choice.production:
-        assert location is not None
-        return _run_production(
-            job, source, sink, choice, options, location, timeout_s, on_batch, clock, tick_ms
-        )
-    out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
+    stock = job.profile == "spark"
     if not source.isStreaming:
-        return _run_batch(out, sink, on_batch)
-    assert location is not None
+        return _run_batch(_output_rows(job, source, clock, tick_ms, buckets, sample), sink, on_batch)
+    given = None if checkpoint is None else local_path(checkpoint)
+    with checkpoint_dir(given, "job-ckpt") as location:
+        choice = None if stock else job_path(job, source, sink, clock=clock, checkpoint=location)
+        if choice is not None and choice.production:
+            report = _run_production(
+                job, source, sink, choice, options, location, timeout_s, on_batch, clock, tick_ms
+            )
+        else:
+            out = _output_rows(job, source, clock, tick_ms, buckets, sample)
+            report = _run_streaming(out, sink, options, location, clock, timeout_s, on_batch)
+        if stock:
+            from windtunnel.spark_impl.stock_job import open_windows
+
+            report = replace(report, open_windows=open_windows(source.sparkSession, location))
+    return replace(report, checkpoint=checkpoint)
+
+
+def _output_rows(
+    job: JobSpec,
+    source: DataFrame,
+    clock: str,
+    tick_ms: int,
+    buckets: int | None,
+    sample: Sequence[Mapping[str, Any]],
+) -> DataFrame:
+    """The exact operator's output rows, or the stock mapping's for ``profile: spark``."""
+    if job.profile != "spark":
+        return windowed(job, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
+    from windtunnel.spark_impl.stock_job import stock_rows
+
+    return stock_rows(source, job.query, time_unit_ms=job.time_unit_ms, sample=sample)
+
+
+def _run_streaming(
+    out: DataFrame,
+    sink: Sink,
+    options: dict[str, Any],
+    location: str,
+    clock: str,
+    timeout_s: float | None,
+    on_batch: Callable[[BatchProgress], None] | None,
+) -> JobReport:
+    """Run the output rows ``out`` as a streaming query into ``sink`` (append mode)."""
     out = out.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
     writer = out.writeStream.outputMode("append").option("checkpointLocation", location)
     writer = writer.trigger(**options)
@@ -311,7 +350,7 @@ def run_job(
     stop_when_idle = clock == "system" and "availableNow" in options
 
     def collect() -> bool:
-        idle = _collect_progress(query, seen, on_batch)
+        idle = collect_progress(query, seen, on_batch)
         return stop_when_idle and idle and bool(seen)
 
     try:
@@ -383,14 +422,8 @@ def local_path(location: str) -> str:
 
 
 def _first_line(error: Any) -> str:
-    text = str(getattr(error, "desc", None) or error)
-    return text.strip().splitlines()[0] if text.strip() else type(error).__name__
-
-
-def _temp_checkpoint() -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="windtunnel-job-ckpt-")
+    """The root cause of a query's failure, in one line (:mod:`windtunnel.spark_impl.errors`)."""
+    return cause_line(error)
 
 
 def _attach(writer: Any, sink: Sink) -> Any:
@@ -402,66 +435,6 @@ def _attach(writer: Any, sink: Sink) -> Any:
     if sink.kind == "memory":
         return writer.format("memory").queryName(sink.name or f"windtunnel_job_{next(_names)}")
     return writer.foreachBatch(sink.function)
-
-
-def _collect_progress(
-    query: Any, seen: list[BatchProgress], on_batch: Callable[[BatchProgress], None] | None
-) -> bool:
-    """Report new micro-batches with data; True when a micro-batch after the last reported
-    one had neither input nor output."""
-    done = {b.batch_id for b in seen}
-    idle = False
-    for progress in query.recentProgress:
-        data = progress if isinstance(progress, dict) else json.loads(progress.json)
-        batch_id = int(data.get("batchId", -1))
-        if batch_id in done or batch_id < 0:
-            continue
-        rows_in = _rows_in(progress, data)
-        rows_out = _rows_out(data)
-        if rows_in == 0 and rows_out == 0:  # no-data batches are not reported
-            idle = idle or (bool(seen) and batch_id > max(b.batch_id for b in seen))
-            continue
-        done.add(batch_id)
-        entry = BatchProgress(
-            batch_id,
-            rows_in,
-            rows_out,
-            int((data.get("durationMs") or {}).get("triggerExecution", 0)),
-        )
-        seen.append(entry)
-        if on_batch is not None:
-            on_batch(entry)
-    return idle
-
-
-def _rows_in(progress: Any, data: dict[str, Any]) -> int:
-    """Rows read in a micro-batch (Spark Connect leaves the total empty: sum the sources)."""
-    if data.get("numInputRows") is not None:
-        return int(data["numInputRows"])
-    return sum(int(source.get("numInputRows") or 0) for source in data.get("sources") or [])
-
-
-def _rows_out(data: dict[str, Any]) -> int:
-    """Output rows of a micro-batch, from the ``observe`` metric run_job attaches."""
-    metric = (data.get("observedMetrics") or {}).get(OUT_METRIC)
-    if metric is None:
-        return 0
-    return _count_in(metric)
-
-
-def _count_in(metric: Any) -> int:
-    """The count inside an observed-metric value: a Row, a dict (``rows``), or Spark
-    Connect's JSON form (``{"values": [n], "schema": ...}``)."""
-    if hasattr(metric, "asDict"):
-        metric = metric.asDict()
-    if isinstance(metric, dict):
-        for key in ("rows", "values"):
-            if key in metric:
-                return _count_in(metric[key])
-        return 0
-    if isinstance(metric, list | tuple):
-        return _count_in(metric[0]) if metric else 0
-    return int(metric or 0)
 
 
 def _run_batch(

@@ -20,7 +20,6 @@ The processor tags each output with its bucket, which names the scenario.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from windtunnel.spark_impl.operator import check_rules, chunked, spread_labels
 from windtunnel.spark_impl.processor import make_steps
 from windtunnel.spark_impl.runs import SparkRun
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.stateful import WindowProcessor
 
@@ -154,15 +154,16 @@ def collect_by_batch(out: Any, checkpoint: str | None = None) -> list[tuple[int,
     def keep(batch: Any, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
 
-    query = (
-        out.writeStream.outputMode("append")
-        .foreachBatch(keep)
-        .option("checkpointLocation", checkpoint or tempfile.mkdtemp(prefix="windtunnel-multi-"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "multi") as location:
+        query = (
+            out.writeStream.outputMode("append")
+            .foreachBatch(keep)
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     return collected

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rul
 from windtunnel.spark_impl.progress import ProgressWatch
 from windtunnel.spark_impl.runs import SparkRun, comparable_line, divergences
 from windtunnel.spark_impl.schema import output_of, print_order
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.session import spark_session
 
@@ -79,19 +79,19 @@ def scenario_window(stream: Any, scenario: Scenario, buckets: int) -> Any:
 def collect_stream(spark: Any, out: Any, checkpoint: str | None = None) -> list[dict[str, Any]]:
     """Run a streaming DataFrame to its end (AvailableNow) into a memory table; its rows."""
     name = f"windtunnel_out_{next(_query_names)}"
-    location = checkpoint or tempfile.mkdtemp(prefix="windtunnel-ckpt-")
-    query = (
-        out.writeStream.format("memory")
-        .queryName(name)
-        .outputMode("append")
-        .option("checkpointLocation", location)
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "ckpt") as location:
+        query = (
+            out.writeStream.format("memory")
+            .queryName(name)
+            .outputMode("append")
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     rows = [r.asDict() for r in spark.table(name).collect()]
     spark.sql(f"DROP VIEW IF EXISTS {name}")
     return rows
@@ -134,6 +134,12 @@ def replay_scenario(
     progress(f"Spark started in {time.perf_counter() - began:.1f} s")
     with ProgressWatch(spark, progress, _events_per_batch(scenario, stock, micro_batch, clock)):
         return _run(scenario, spark, stock, micro_batch, buckets, clock)
+
+
+def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "exact") -> int:
+    """The micro-batches :func:`replay_scenario` will report for ``scenario``."""
+    stock = scenario.profile.name == "spark"
+    return len(_events_per_batch(scenario, stock, micro_batch, clock))
 
 
 def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: str) -> list[int]:

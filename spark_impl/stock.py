@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +55,7 @@ from windtunnel.spark_impl.schema import (
     print_order,
     to_json_text,
 )
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
 
 STOCK_FUNCTIONS = ("count", "sum", "min", "max", "avg", "window_start", "window_end")
@@ -429,17 +429,18 @@ def replay_stock(
     def keep(batch: DataFrame, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict()) for r in batch.collect())
 
-    query = (
-        out.writeStream.outputMode("append")
-        .foreachBatch(keep)
-        .option("checkpointLocation", checkpoint or tempfile.mkdtemp(prefix="windtunnel-stock-"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "stock") as location:
+        query = (
+            out.writeStream.outputMode("append")
+            .foreachBatch(keep)
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     records = []
     for batch_id, record in collected:
         after_seq, wall_ms = plan.positions[min(batch_id, len(plan.positions) - 1)]

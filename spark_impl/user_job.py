@@ -48,6 +48,7 @@ from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
+from windtunnel.spark_impl.errors import append_mode_fix, cause_line
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.stock import StockPlan, payload_schema, plan_stock
@@ -440,11 +441,10 @@ def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
     except InvalidSpec:
         raise
     except Exception as exc:  # the user's code: one line naming it
-        raise InvalidSpec("--job", job_name, f"raised {type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}",
+        raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
                           "fix the job function") from None
     out, shape = shaped(result, query, job_name)
-    collected = _collect(out, job_name)
+    collected = _collect(out, job_name, query)
     found: list[list[tuple[int, Emission]]] = [[] for _ in plans]
     for batch_id, record in collected:
         for index, shifted in enumerate(plans):
@@ -465,9 +465,10 @@ def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
     return runs
 
 
-def _collect(out: DataFrame, job_name: str) -> list[tuple[int, dict[str, Any]]]:
+def _collect(out: DataFrame, job_name: str, spec: Query) -> list[tuple[int, dict[str, Any]]]:
     """Run to the end in append mode; rows with their micro-batch id. Spark's refusal
-    (e.g. an aggregation without a watermark in append mode) is an InvalidSpec."""
+    (e.g. an aggregation without a watermark in append mode) is an InvalidSpec whose fix
+    matches the job's watermark; a failure inside the query names its root cause."""
     collected: list[tuple[int, dict[str, Any]]] = []
 
     def keep(batch: DataFrame, batch_id: int) -> None:
@@ -480,16 +481,16 @@ def _collect(out: DataFrame, job_name: str) -> list[tuple[int, dict[str, Any]]]:
                 .option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
             )
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidSpec("--job", job_name, f"Spark rejects the job: {first}",
-                              "write a window aggregation with withWatermark, as append "
-                              "mode requires") from None
+            window = spec.window
+            fix = append_mode_fix(out, window.on, getattr(window, "tolerance_ms", 0))
+            raise InvalidSpec("--job", job_name, f"Spark rejects the job: {cause_line(exc)}",
+                              fix) from None
         try:
             query.awaitTermination()
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidSpec("--job", job_name, f"the job's query failed: {first}",
-                              "fix the job function") from None
+            raise InvalidSpec("--job", job_name, f"the job's query failed: {cause_line(exc)}",
+                              "fix the job function (windtunnel --debug shows Spark's trace)"
+                              ) from None
         finally:
             query.stop()
     return collected
