@@ -20,6 +20,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
+from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.outputs import Output
 from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
 from windtunnel.spark_impl.sources import FIELD_PREFIX
@@ -108,7 +109,7 @@ def open_run(jvm: Any, spark: Any, plan: str, checkpoint: str) -> Any:
         line = java_cause(exc)
         if "StateError" in line:
             raise state_error(checkpoint, line) from None
-        raise EngineUnavailable(f"the JVM operator cannot open {checkpoint}: {line}") from None
+        raise EngineUnavailable(f"the JVM operator cannot open {checkpoint}: {cause_line(exc)}") from None
 
 
 def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
@@ -174,7 +175,7 @@ def run_production(
         line = java_cause(error)
         if "StateError" in line:
             raise state_error(checkpoint, line)
-        raise EngineUnavailable(f"the spark job failed: {line}")
+        raise EngineUnavailable(f"the spark job failed: {cause_line(error)}")
     return progress, timed_out
 
 
