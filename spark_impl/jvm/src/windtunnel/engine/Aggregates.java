@@ -42,12 +42,13 @@ public final class Aggregates {
 
     final int[] functions;
     final int[] slots;
-    final int[] lAt;
-    final int[] dAt;
+    final int[] lAt; // per column: its first long slot (float slots are longs holding raw bits)
+    final int[] dAt; // per column: its float slot, a long slot too
     final int[] oAt;
-    final int nl;
-    final int nd;
-    final int no;
+    /** Long slots per window (floats held as their raw bits). */
+    final int stride;
+    /** Object slots per window. */
+    final int objects;
     final int[] bySlots;
     private final String[] prefixes; // '{"name": ' then ', "name": ' for each column of a row
     private final String[] byPrefixes;
@@ -77,9 +78,11 @@ public final class Aggregates {
             d += SLOTS[functions[i]][1];
             o += SLOTS[functions[i]][2];
         }
-        nl = l;
-        nd = d;
-        no = o;
+        for (int i = 0; i < n; i++) {
+            dAt[i] += l; // float slots follow the long slots
+        }
+        stride = l + d;
+        objects = o;
         List<String> all = new ArrayList<>(by);
         all.addAll(names);
         prefixes = new String[all.size()];
@@ -142,9 +145,8 @@ public final class Aggregates {
     }
 
     private void allocate(Acc acc) {
-        acc.l = nl == 0 ? null : new long[nl];
-        acc.d = nd == 0 ? null : new double[nd];
-        acc.o = no == 0 ? null : new Object[no];
+        acc.l = new long[stride];
+        acc.o = objects == 0 ? null : new Object[objects];
     }
 
     /** Folds one event into {@code acc}. */
@@ -152,25 +154,38 @@ public final class Aggregates {
         if (bySlots.length > 0) {
             acc = row(acc, v);
         }
+        add(acc.l, 0, acc.o, 0, v);
+    }
+
+    /** Empties the window at {@code l[lb..]}, {@code o[ob..]}. */
+    void clear(long[] l, int lb, Object[] o, int ob) {
+        java.util.Arrays.fill(l, lb, lb + stride, 0L);
+        if (objects > 0) {
+            java.util.Arrays.fill(o, ob, ob + objects, null);
+        }
+    }
+
+    /** Folds one event into the window at {@code l[lb..]}, {@code o[ob..]}. */
+    void add(long[] l, int lb, Object[] o, int ob, Values v) {
         for (int i = 0; i < functions.length; i++) {
             int slot = slots[i];
             switch (functions[i]) {
-                case COUNT_EVENTS -> acc.l[lAt[i]]++;
+                case COUNT_EVENTS -> l[lb + lAt[i]]++;
                 case COUNT -> {
                     if (v.tag(slot) != Values.NULL) {
-                        acc.l[lAt[i]]++;
+                        l[lb + lAt[i]]++;
                     }
                 }
-                case SUM, AVG -> addNumber(acc, i, v, slot);
-                case MIN, MAX -> extreme(acc, i, v, slot, functions[i] == MIN);
+                case SUM, AVG -> addNumber(l, lb, o, ob, i, v, slot);
+                case MIN, MAX -> extreme(l, lb, o, ob, i, v, slot, functions[i] == MIN);
                 case DISTINCT, COUNT_DISTINCT -> {
                     Object value = v.get(slot);
                     if (value != null) {
                         @SuppressWarnings("unchecked")
-                        LinkedHashMap<Object, Object> seen = (LinkedHashMap<Object, Object>) acc.o[oAt[i]];
+                        LinkedHashMap<Object, Object> seen = (LinkedHashMap<Object, Object>) o[ob + oAt[i]];
                         if (seen == null) {
                             seen = new LinkedHashMap<>();
-                            acc.o[oAt[i]] = seen;
+                            o[ob + oAt[i]] = seen;
                         }
                         seen.putIfAbsent(GroupKeys.of(value), value);
                     }
@@ -179,23 +194,23 @@ public final class Aggregates {
                     Object value = v.get(slot);
                     if (value != null) {
                         @SuppressWarnings("unchecked")
-                        List<Object> list = (List<Object>) acc.o[oAt[i]];
+                        List<Object> list = (List<Object>) o[ob + oAt[i]];
                         if (list == null) {
                             list = new ArrayList<>();
-                            acc.o[oAt[i]] = list;
+                            o[ob + oAt[i]] = list;
                         }
                         list.add(value);
                     }
                 }
                 case FIRST -> {
-                    if (acc.o[oAt[i]] == null) {
-                        acc.o[oAt[i]] = v.get(slot);
+                    if (o[ob + oAt[i]] == null) {
+                        o[ob + oAt[i]] = v.get(slot);
                     }
                 }
                 case LAST -> {
                     Object value = v.get(slot);
                     if (value != null) {
-                        acc.o[oAt[i]] = value;
+                        o[ob + oAt[i]] = value;
                     }
                 }
                 default -> {
@@ -221,11 +236,19 @@ public final class Aggregates {
         return row;
     }
 
-    private void addNumber(Acc acc, int i, Values v, int slot) {
-        int tag = v.tag(slot);
-        int at = lAt[i];
-        long[] l = acc.l;
-        switch (tag) {
+    private static double dbl(long[] l, int at) {
+        return Double.longBitsToDouble(l[at]);
+    }
+
+    private static void dbl(long[] l, int at, double value) {
+        l[at] = Double.doubleToRawLongBits(value);
+    }
+
+    private void addNumber(long[] l, int lb, Object[] o, int ob, int i, Values v, int slot) {
+        int at = lb + lAt[i];
+        int dat = lb + dAt[i];
+        int oat = ob + oAt[i];
+        switch (v.tag(slot)) {
             case Values.LONG -> {
                 long x = v.longAt(slot);
                 switch ((int) l[at]) {
@@ -237,16 +260,28 @@ public final class Aggregates {
                         long sum = l[at + 1] + x;
                         if (((l[at + 1] ^ sum) & (x ^ sum)) < 0) {
                             l[at] = MODE_BIG;
-                            acc.o[oAt[i]] = BigInteger.valueOf(l[at + 1]).add(BigInteger.valueOf(x));
+                            o[oat] = BigInteger.valueOf(l[at + 1]).add(BigInteger.valueOf(x));
                         } else {
                             l[at + 1] = sum;
                         }
                     }
-                    case MODE_BIG -> acc.o[oAt[i]] = ((BigInteger) acc.o[oAt[i]]).add(BigInteger.valueOf(x));
-                    default -> acc.d[dAt[i]] += (double) x;
+                    case MODE_BIG -> o[oat] = ((BigInteger) o[oat]).add(BigInteger.valueOf(x));
+                    default -> dbl(l, dat, dbl(l, dat) + (double) x);
                 }
             }
-            case Values.DOUBLE -> addDouble(acc, i, v.doubleAt(slot));
+            case Values.DOUBLE -> {
+                double x = v.doubleAt(slot);
+                switch ((int) l[at]) {
+                    case MODE_NONE -> dbl(l, dat, x);
+                    case MODE_LONG -> dbl(l, dat, (double) l[at + 1] + x);
+                    case MODE_BIG -> {
+                        dbl(l, dat, PyValues.toDouble((BigInteger) o[oat]) + x);
+                        o[oat] = null;
+                    }
+                    default -> dbl(l, dat, dbl(l, dat) + x);
+                }
+                l[at] = MODE_DOUBLE;
+            }
             case Values.OBJECT -> {
                 Object value = v.get(slot);
                 if (!(value instanceof BigInteger)) {
@@ -254,10 +289,10 @@ public final class Aggregates {
                 }
                 BigInteger x = (BigInteger) value;
                 switch ((int) l[at]) {
-                    case MODE_NONE -> acc.o[oAt[i]] = x;
-                    case MODE_LONG -> acc.o[oAt[i]] = BigInteger.valueOf(l[at + 1]).add(x);
-                    case MODE_BIG -> acc.o[oAt[i]] = ((BigInteger) acc.o[oAt[i]]).add(x);
-                    default -> acc.d[dAt[i]] += PyValues.toDouble(x);
+                    case MODE_NONE -> o[oat] = x;
+                    case MODE_LONG -> o[oat] = BigInteger.valueOf(l[at + 1]).add(x);
+                    case MODE_BIG -> o[oat] = ((BigInteger) o[oat]).add(x);
+                    default -> dbl(l, dat, dbl(l, dat) + PyValues.toDouble(x));
                 }
                 if (l[at] != MODE_DOUBLE) {
                     l[at] = MODE_BIG;
@@ -272,50 +307,35 @@ public final class Aggregates {
         }
     }
 
-    private void addDouble(Acc acc, int i, double x) {
-        long[] l = acc.l;
-        int at = lAt[i];
-        switch ((int) l[at]) {
-            case MODE_NONE -> acc.d[dAt[i]] = x;
-            case MODE_LONG -> acc.d[dAt[i]] = (double) l[at + 1] + x;
-            case MODE_BIG -> {
-                acc.d[dAt[i]] = PyValues.toDouble((BigInteger) acc.o[oAt[i]]) + x;
-                acc.o[oAt[i]] = null;
-            }
-            default -> acc.d[dAt[i]] += x;
-        }
-        l[at] = MODE_DOUBLE;
-    }
-
-    private void extreme(Acc acc, int i, Values v, int slot, boolean min) {
-        int tag = v.tag(slot);
-        int at = lAt[i];
-        long[] l = acc.l;
+    private void extreme(long[] l, int lb, Object[] o, int ob, int i, Values v, int slot, boolean min) {
+        int at = lb + lAt[i];
+        int dat = lb + dAt[i];
+        int oat = ob + oAt[i];
         int mode = (int) l[at];
-        switch (tag) {
+        switch (v.tag(slot)) {
             case Values.LONG -> {
                 long x = v.longAt(slot);
                 if (mode == MODE_NONE || (mode == MODE_LONG ? (min ? x < l[at + 1] : x > l[at + 1])
-                        : beats(x, current(acc, i), min))) {
+                        : beats(x, current(l, lb, o, ob, i), min))) {
                     l[at] = MODE_LONG;
                     l[at + 1] = x;
-                    acc.o[oAt[i]] = null;
+                    o[oat] = null;
                 }
             }
             case Values.DOUBLE -> {
                 double x = v.doubleAt(slot);
-                if (mode == MODE_NONE || (mode == MODE_DOUBLE ? (min ? x < acc.d[dAt[i]] : x > acc.d[dAt[i]])
-                        : beats(x, current(acc, i), min))) {
+                if (mode == MODE_NONE || (mode == MODE_DOUBLE ? (min ? x < dbl(l, dat) : x > dbl(l, dat))
+                        : beats(x, current(l, lb, o, ob, i), min))) {
                     l[at] = MODE_DOUBLE;
-                    acc.d[dAt[i]] = x;
-                    acc.o[oAt[i]] = null;
+                    dbl(l, dat, x);
+                    o[oat] = null;
                 }
             }
             case Values.OBJECT -> {
                 Object x = v.get(slot);
-                if (x instanceof BigInteger && (mode == MODE_NONE || beats(x, current(acc, i), min))) {
+                if (x instanceof BigInteger && (mode == MODE_NONE || beats(x, current(l, lb, o, ob, i), min))) {
                     l[at] = MODE_BIG;
-                    acc.o[oAt[i]] = x;
+                    o[oat] = x;
                 }
             }
             default -> {
@@ -328,11 +348,11 @@ public final class Aggregates {
         return c != 2 && (min ? c < 0 : c > 0);
     }
 
-    private Object current(Acc acc, int i) {
-        return switch ((int) acc.l[lAt[i]]) {
-            case MODE_LONG -> acc.l[lAt[i] + 1];
-            case MODE_DOUBLE -> acc.d[dAt[i]];
-            case MODE_BIG -> acc.o[oAt[i]];
+    private Object current(long[] l, int lb, Object[] o, int ob, int i) {
+        return switch ((int) l[lb + lAt[i]]) {
+            case MODE_LONG -> l[lb + lAt[i] + 1];
+            case MODE_DOUBLE -> dbl(l, lb + dAt[i]);
+            case MODE_BIG -> o[ob + oAt[i]];
             default -> null;
         };
     }
@@ -346,18 +366,29 @@ public final class Aggregates {
      * The output rows of {@code acc} as JSON texts (one, or one per {@code aggregate_by} value in
      * first-seen order); {@code hasTimes} false gives null window bounds (count windows).
      */
-    void rows(Acc acc, boolean hasTimes, long startMs, long endMs, RowSink sink) {
+    void rows(Acc acc, boolean hasTimes, long startMs, long endMs, StringBuilder buffer, RowSink sink) {
         if (bySlots.length == 0) {
-            sink.row(row(acc, null, hasTimes, startMs, endMs));
+            sink.row(row(acc.l, 0, acc.o, 0, null, hasTimes, startMs, endMs, buffer));
             return;
         }
         for (Acc.ByRow row : acc.rows.values()) {
-            sink.row(row(row, row.byValues, hasTimes, startMs, endMs));
+            sink.row(row(row.l, 0, row.o, 0, row.byValues, hasTimes, startMs, endMs, buffer));
         }
     }
 
-    private String row(Acc acc, Object[] byValues, boolean hasTimes, long startMs, long endMs) {
-        StringBuilder out = new StringBuilder(16 * prefixes.length + 8);
+    /** True when a window gives one row per {@code aggregate_by} value ({@link #rows}). */
+    boolean split() {
+        return bySlots.length > 0;
+    }
+
+    /** The one output row of the window at {@code l[lb..]}, {@code o[ob..]} (not {@link #split}). */
+    String row(long[] l, int lb, Object[] o, int ob, boolean hasTimes, long startMs, long endMs, StringBuilder buffer) {
+        return row(l, lb, o, ob, null, hasTimes, startMs, endMs, buffer);
+    }
+
+    private String row(long[] l, int lb, Object[] o, int ob, Object[] byValues, boolean hasTimes, long startMs,
+            long endMs, StringBuilder out) {
+        out.setLength(0);
         if (byValues != null) {
             for (int i = 0; i < byValues.length; i++) {
                 out.append(byPrefixes[i]);
@@ -366,45 +397,47 @@ public final class Aggregates {
         }
         for (int i = 0; i < functions.length; i++) {
             out.append(columnPrefixes[i]);
-            result(out, acc, i, hasTimes, startMs, endMs);
+            result(out, l, lb, o, ob, i, hasTimes, startMs, endMs);
         }
         return out.append('}').toString();
     }
 
-    private void result(StringBuilder out, Acc acc, int i, boolean hasTimes, long startMs, long endMs) {
-        int at = lAt[i];
+    private void result(StringBuilder out, long[] l, int lb, Object[] o, int ob, int i, boolean hasTimes,
+            long startMs, long endMs) {
+        int at = lb + lAt[i];
+        int oat = ob + oAt[i];
         switch (functions[i]) {
-            case COUNT_EVENTS, COUNT -> out.append(acc.l[at]);
+            case COUNT_EVENTS, COUNT -> out.append(l[at]);
             case SUM, MIN, MAX -> {
-                switch ((int) acc.l[at]) {
-                    case MODE_LONG -> out.append(acc.l[at + 1]);
-                    case MODE_BIG -> out.append(acc.o[oAt[i]]);
-                    case MODE_DOUBLE -> FloatRepr.append(out, acc.d[dAt[i]], true);
+                switch ((int) l[at]) {
+                    case MODE_LONG -> out.append(l[at + 1]);
+                    case MODE_BIG -> out.append(o[oat]);
+                    case MODE_DOUBLE -> FloatRepr.append(out, dbl(l, lb + dAt[i]), true);
                     default -> out.append("null");
                 }
             }
             case AVG -> {
-                long n = acc.l[at + 2];
-                switch ((int) acc.l[at]) {
-                    case MODE_LONG -> FloatRepr.append(out, divide(acc.l[at + 1], n), true);
-                    case MODE_BIG -> FloatRepr.append(out, PyValues.trueDivide((BigInteger) acc.o[oAt[i]], n), true);
-                    case MODE_DOUBLE -> FloatRepr.append(out, acc.d[dAt[i]] / (double) n, true);
+                long n = l[at + 2];
+                switch ((int) l[at]) {
+                    case MODE_LONG -> FloatRepr.append(out, divide(l[at + 1], n), true);
+                    case MODE_BIG -> FloatRepr.append(out, PyValues.trueDivide((BigInteger) o[oat], n), true);
+                    case MODE_DOUBLE -> FloatRepr.append(out, dbl(l, lb + dAt[i]) / (double) n, true);
                     default -> out.append("null");
                 }
             }
             case DISTINCT -> {
-                Map<?, ?> seen = (Map<?, ?>) acc.o[oAt[i]];
+                Map<?, ?> seen = (Map<?, ?>) o[oat];
                 JsonWriter.append(out, seen == null ? List.of() : new ArrayList<>(seen.values()), false);
             }
             case COUNT_DISTINCT -> {
-                Map<?, ?> seen = (Map<?, ?>) acc.o[oAt[i]];
+                Map<?, ?> seen = (Map<?, ?>) o[oat];
                 out.append(seen == null ? 0 : seen.size());
             }
             case COLLECT -> {
-                Object list = acc.o[oAt[i]];
+                Object list = o[oat];
                 JsonWriter.append(out, list == null ? List.of() : list, false);
             }
-            case FIRST, LAST -> JsonWriter.append(out, acc.o[oAt[i]], false);
+            case FIRST, LAST -> JsonWriter.append(out, o[oat], false);
             case WINDOW_START -> out.append(hasTimes ? Long.toString(startMs) : "null");
             case WINDOW_END -> out.append(hasTimes ? Long.toString(endMs) : "null");
             default -> throw new IllegalStateException("function " + functions[i]);
@@ -422,7 +455,7 @@ public final class Aggregates {
     /** Writes {@code acc} (as {@link #init} and {@link #add} left it). */
     void write(Acc acc, java.io.DataOutputStream out) throws java.io.IOException {
         if (bySlots.length == 0) {
-            writeArrays(acc, out);
+            write(acc.l, 0, acc.o, 0, out);
             return;
         }
         out.writeInt(acc.rows.size());
@@ -430,7 +463,7 @@ public final class Aggregates {
             for (Object value : row.byValues) {
                 Binary.writeValue(out, value);
             }
-            writeArrays(row, out);
+            write(row.l, 0, row.o, 0, out);
         }
     }
 
@@ -438,7 +471,7 @@ public final class Aggregates {
     void read(Acc acc, java.io.DataInputStream in) throws java.io.IOException {
         if (bySlots.length == 0) {
             allocate(acc);
-            readArrays(acc, in);
+            read(acc.l, 0, acc.o, 0, in);
             return;
         }
         int n = Binary.length(in);
@@ -452,23 +485,21 @@ public final class Aggregates {
             }
             Acc.ByRow row = new Acc.ByRow(values);
             allocate(row);
-            readArrays(row, in);
+            read(row.l, 0, row.o, 0, in);
             acc.rows.put(GroupKeys.tuple(keys), row);
         }
     }
 
-    private void writeArrays(Acc acc, java.io.DataOutputStream out) throws java.io.IOException {
-        for (int i = 0; i < nl; i++) {
-            out.writeLong(acc.l[i]);
-        }
-        for (int i = 0; i < nd; i++) {
-            out.writeLong(Double.doubleToRawLongBits(acc.d[i]));
+    /** Writes the window at {@code l[lb..]}, {@code o[ob..]}. */
+    void write(long[] l, int lb, Object[] o, int ob, java.io.DataOutputStream out) throws java.io.IOException {
+        for (int i = 0; i < stride; i++) {
+            out.writeLong(l[lb + i]);
         }
         for (int i = 0; i < functions.length; i++) {
             if (SLOTS[functions[i]][2] == 0) {
                 continue;
             }
-            Object value = acc.o[oAt[i]];
+            Object value = o[ob + oAt[i]];
             switch (functions[i]) {
                 case DISTINCT, COUNT_DISTINCT -> Binary.writeValue(out,
                         value == null ? null : new ArrayList<>(((Map<?, ?>) value).values()));
@@ -477,12 +508,10 @@ public final class Aggregates {
         }
     }
 
-    private void readArrays(Acc acc, java.io.DataInputStream in) throws java.io.IOException {
-        for (int i = 0; i < nl; i++) {
-            acc.l[i] = in.readLong();
-        }
-        for (int i = 0; i < nd; i++) {
-            acc.d[i] = Double.longBitsToDouble(in.readLong());
+    /** Reads a window written by {@link #write(long[], int, Object[], int, java.io.DataOutputStream)}. */
+    void read(long[] l, int lb, Object[] o, int ob, java.io.DataInputStream in) throws java.io.IOException {
+        for (int i = 0; i < stride; i++) {
+            l[lb + i] = in.readLong();
         }
         for (int i = 0; i < functions.length; i++) {
             if (SLOTS[functions[i]][2] == 0) {
@@ -496,7 +525,7 @@ public final class Aggregates {
                 }
                 value = seen;
             }
-            acc.o[oAt[i]] = value;
+            o[ob + oAt[i]] = value;
         }
     }
 }

@@ -87,7 +87,7 @@ final class CountOperator extends Operator {
     private void emit(CountKey k, Window window, long end, String reason, boolean partial) {
         if (aggregates != null) {
             aggregates.rows(window, false, 0, 0,
-                    row -> slice.emitOffsets(k, window.start, end, row, reason, partial));
+                    slice.text, row -> slice.emitOffsets(k, window.start, end, row, reason, partial));
         }
     }
 

@@ -2,26 +2,36 @@ package windtunnel.engine;
 
 /**
  * A key of fixed windows: its event-time clock (the largest event time seen, none before the
- * first) and its windows sorted by start in a ring: the open ones and those idle_timeout
- * force-closed whose close point the clock has not reached yet (an event for them is late).
+ * first) and its windows sorted by start in a ring of parallel arrays (starts, the
+ * accumulators of {@link Aggregates#stride} longs and {@link Aggregates#objects} objects per
+ * window, the idle-timer entries), so one event's windows sit together in memory and opening
+ * a window allocates nothing. The ring holds the open windows and those idle_timeout
+ * force-closed whose close point the clock has not reached (an event for them is late).
  */
 final class FixedKey extends Key {
     boolean hasClock;
     long clockMs;
-    private Window[] ring = new Window[4];
-    private int head;
     int size;
+    private int head;
+    private int capacity;
+    private final int stride;
+    private final int objects;
+    private long[] starts;
+    long[] acc;
+    Object[] objs;
+    private Acc[] split; // aggregate_by: one rows map per window
+    private Idle[] idle; // with idle_timeout: one timer per window
 
-    /** One window [start, start + size) of this key. */
-    static final class Window extends Acc {
+    /** The idle timer of one window: its heap entry, last delivery wall time and opening order. */
+    static final class Idle extends HeapItem {
         final FixedKey key;
         final long startMs;
         final long opened;
         long lastWallMs;
-        long idleDeadlineMs; // the deadline of its idle-heap entry (set when pushed)
-        boolean idleClosed;
+        long deadlineMs; // of its heap entry (set when pushed)
+        boolean closed; // idle_timeout force-closed it
 
-        Window(FixedKey key, long startMs, long opened, long lastWallMs) {
+        Idle(FixedKey key, long startMs, long opened, long lastWallMs) {
             this.key = key;
             this.startMs = startMs;
             this.opened = opened;
@@ -29,21 +39,66 @@ final class FixedKey extends Key {
         }
     }
 
-    FixedKey(Object groupValue, long firstSeq) {
+    FixedKey(Object groupValue, long firstSeq, Aggregates aggregates, boolean idleTimers) {
         super(groupValue, firstSeq);
+        stride = aggregates == null ? 0 : aggregates.stride;
+        objects = aggregates == null ? 0 : aggregates.objects;
+        boolean byRows = aggregates != null && aggregates.split();
+        capacity = 4;
+        starts = new long[capacity];
+        acc = byRows || stride == 0 ? null : new long[capacity * stride];
+        objs = byRows || objects == 0 ? null : new Object[capacity * objects];
+        split = byRows ? new Acc[capacity] : null;
+        idle = idleTimers ? new Idle[capacity] : null;
     }
 
-    Window get(int i) {
-        return ring[(head + i) & (ring.length - 1)];
+    /** The ring slot of window {@code i} (0: the earliest). */
+    int slot(int i) {
+        return (head + i) & (capacity - 1);
     }
 
-    /** The position of the first window whose start is at least {@code startMs}. */
-    int lowerBound(long startMs) {
+    long start(int i) {
+        return starts[slot(i)];
+    }
+
+    Idle idle(int i) {
+        return idle == null ? null : idle[slot(i)];
+    }
+
+    Acc split(int i) {
+        return split[slot(i)];
+    }
+
+    /** Window {@code i}'s first long and object slot in {@link #acc} and {@link #objs}. */
+    int accBase(int i) {
+        return slot(i) * stride;
+    }
+
+    int objBase(int i) {
+        return slot(i) * objects;
+    }
+
+    /**
+     * The position of the first window whose start is at least {@code startMs}; windows are
+     * usually contiguous, so the position a hop of {@code hopMs} gives is tried first.
+     */
+    int lowerBound(long startMs, long hopMs) {
+        if (size == 0 || start(size - 1) < startMs) {
+            return size;
+        }
+        long first = start(0);
+        if (first >= startMs) {
+            return 0;
+        }
+        long guess = (startMs - first) / hopMs;
+        if (guess < size && start((int) guess) == startMs) {
+            return (int) guess;
+        }
         int lo = 0;
         int hi = size;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (get(mid).startMs < startMs) {
+            if (start(mid) < startMs) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -52,46 +107,113 @@ final class FixedKey extends Key {
         return lo;
     }
 
-    void insert(int at, Window window) {
-        if (size == ring.length) {
-            Window[] grown = new Window[ring.length * 2];
-            for (int i = 0; i < size; i++) {
-                grown[i] = get(i);
-            }
-            ring = grown;
-            head = 0;
+    /** Makes room for a window at position {@code at} (empty accumulators) and returns its slot. */
+    int insert(int at, long startMs, Acc rows, Idle timer) {
+        if (size == capacity) {
+            grow();
         }
-        int mask = ring.length - 1;
-        if (at < size - at) { // shift the front part one place back
+        int mask = capacity - 1;
+        int to;
+        if (at < size - at) { // move the windows before it one place towards the front
             head = (head - 1) & mask;
             for (int i = 0; i < at; i++) {
-                ring[(head + i) & mask] = ring[(head + i + 1) & mask];
+                move((head + i + 1) & mask, (head + i) & mask);
             }
         } else {
             for (int i = size; i > at; i--) {
-                ring[(head + i) & mask] = ring[(head + i - 1) & mask];
+                move((head + i - 1) & mask, (head + i) & mask);
             }
         }
-        ring[(head + at) & mask] = window;
+        to = (head + at) & mask;
+        starts[to] = startMs;
+        if (acc != null) {
+            java.util.Arrays.fill(acc, to * stride, to * stride + stride, 0L);
+        }
+        if (objs != null) {
+            java.util.Arrays.fill(objs, to * objects, to * objects + objects, null);
+        }
+        if (split != null) {
+            split[to] = rows;
+        }
+        if (idle != null) {
+            idle[to] = timer;
+        }
         size++;
+        return to;
     }
 
-    Window removeFirst() {
-        Window first = ring[head];
-        ring[head] = null;
-        head = (head + 1) & (ring.length - 1);
-        size--;
-        return first;
+    private void move(int from, int to) {
+        starts[to] = starts[from];
+        if (acc != null) {
+            System.arraycopy(acc, from * stride, acc, to * stride, stride);
+        }
+        if (objs != null) {
+            System.arraycopy(objs, from * objects, objs, to * objects, objects);
+        }
+        if (split != null) {
+            split[to] = split[from];
+        }
+        if (idle != null) {
+            idle[to] = idle[from];
+        }
     }
 
-    /** Appends a window known to start after every other (decoding). */
-    void append(Window window) {
-        insert(size, window);
-    }
-
-    void clear() {
-        ring = new Window[4];
+    private void grow() {
+        int bigger = capacity * 2;
+        long[] newStarts = new long[bigger];
+        long[] newAcc = acc == null ? null : new long[bigger * stride];
+        Object[] newObjs = objs == null ? null : new Object[bigger * objects];
+        Acc[] newSplit = split == null ? null : new Acc[bigger];
+        Idle[] newIdle = idle == null ? null : new Idle[bigger];
+        for (int i = 0; i < size; i++) {
+            int from = slot(i);
+            newStarts[i] = starts[from];
+            if (acc != null) {
+                System.arraycopy(acc, from * stride, newAcc, i * stride, stride);
+            }
+            if (objs != null) {
+                System.arraycopy(objs, from * objects, newObjs, i * objects, objects);
+            }
+            if (split != null) {
+                newSplit[i] = split[from];
+            }
+            if (idle != null) {
+                newIdle[i] = idle[from];
+            }
+        }
+        starts = newStarts;
+        acc = newAcc;
+        objs = newObjs;
+        split = newSplit;
+        idle = newIdle;
         head = 0;
-        size = 0;
+        capacity = bigger;
+    }
+
+    /** Forgets the earliest window. */
+    void removeFirst() {
+        int first = head;
+        if (objs != null) {
+            java.util.Arrays.fill(objs, first * objects, first * objects + objects, null);
+        }
+        if (split != null) {
+            split[first] = null;
+        }
+        if (idle != null) {
+            idle[first] = null;
+        }
+        head = (head + 1) & (capacity - 1);
+        size--;
+    }
+
+    /** Empties window {@code i}'s accumulators (idle_timeout closed it; it stays in the ring). */
+    void release(int i) {
+        int s = slot(i);
+        if (objs != null) {
+            java.util.Arrays.fill(objs, s * objects, s * objects + objects, null);
+        }
+        if (split != null) {
+            split[s] = null;
+        }
     }
 }

@@ -5,7 +5,9 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Fixed (tumbling and hopping) windows under the default rules, as the oracle's
@@ -21,7 +23,7 @@ final class FixedOperator extends Operator {
     private final long hopMs;
     private final long closeOffsetMs;
     private final long idleMs;
-    private final IdleHeap<FixedKey.Window> idle;
+    private final IdleHeap<FixedKey.Idle> idle;
     private long[] missed = new long[16];
 
     FixedOperator(Slice slice) {
@@ -31,7 +33,7 @@ final class FixedOperator extends Operator {
         closeOffsetMs = spec.toleranceMs; // rule close_at: reaches
         idleMs = spec.idleTimeoutMs;
         idle = idleMs < 0 ? null : new IdleHeap<>(Comparator
-                .comparingLong((FixedKey.Window w) -> w.idleDeadlineMs)
+                .comparingLong((FixedKey.Idle w) -> w.deadlineMs)
                 .thenComparingLong(w -> w.startMs)
                 .thenComparingLong(w -> w.key.firstSeq)
                 .thenComparingLong(w -> w.opened));
@@ -39,7 +41,7 @@ final class FixedOperator extends Operator {
 
     @Override
     Key newKey(Object groupValue, long firstSeq) {
-        return new FixedKey(groupValue, firstSeq);
+        return new FixedKey(groupValue, firstSeq, aggregates, idle != null);
     }
 
     @Override
@@ -60,23 +62,30 @@ final class FixedOperator extends Operator {
             }
         }
         int delivered = 0;
-        int at = k.lowerBound(start);
+        int at = k.lowerBound(start, hopMs);
         for (; start <= last; start += hopMs, at++) {
-            FixedKey.Window window = at < k.size ? k.get(at) : null;
-            if (window == null || window.startMs != start) {
-                window = open(k, start, at);
-            } else if (window.idleClosed) { // rule idle_closed_window: late
-                if (nMissed == 0) {
-                    firstMissedIdle = true;
+            if (at < k.size && k.start(at) == start) {
+                FixedKey.Idle timer = k.idle(at);
+                if (timer != null && timer.closed) { // rule idle_closed_window: late
+                    if (nMissed == 0) {
+                        firstMissedIdle = true;
+                    }
+                    nMissed = missed(nMissed, start);
+                    continue;
                 }
-                nMissed = missed(nMissed, start);
-                continue;
+            } else {
+                open(k, start, at);
             }
-            window.lastWallMs = slice.wallMs;
+            FixedKey.Idle timer = k.idle(at);
+            if (timer != null) {
+                timer.lastWallMs = slice.wallMs;
+            }
             if (aggregates == null) { // pass-through output is streamed, once per window
                 slice.emit(k, start, start + sizeMs, event.payloadJson(), "event", false);
+            } else if (aggregates.split()) {
+                aggregates.add(k.split(at), event);
             } else {
-                aggregates.add(window, event);
+                aggregates.add(k.acc, k.accBase(at), k.objs, k.objBase(at), event);
             }
             delivered++;
         }
@@ -109,44 +118,50 @@ final class FixedOperator extends Operator {
                         + ")): " + how + "; the clock is at " + (k.hasClock ? Long.toString(k.clockMs) : "None"));
     }
 
-    private FixedKey.Window open(FixedKey k, long start, int at) {
-        FixedKey.Window window = new FixedKey.Window(k, start, slice.nextOpened(), slice.wallMs);
-        if (aggregates != null) {
-            aggregates.init(window);
+    private void open(FixedKey k, long start, int at) {
+        Acc rows = null;
+        if (aggregates != null && aggregates.split()) {
+            rows = new Acc();
+            aggregates.init(rows);
         }
-        k.insert(at, window);
+        FixedKey.Idle timer = null;
         if (idle != null) {
-            window.idleDeadlineMs = slice.wallMs + idleMs;
-            idle.push(window);
+            timer = new FixedKey.Idle(k, start, slice.nextOpened(), slice.wallMs);
+            timer.deadlineMs = slice.wallMs + idleMs;
+            idle.push(timer);
         }
-        return window;
+        k.insert(at, start, rows, timer);
     }
 
     /** Closes the windows whose close point the key's clock reached, in window order. */
     private void closeDue(FixedKey k) {
         long now = k.clockMs;
-        while (k.size > 0 && k.get(0).startMs + sizeMs + closeOffsetMs <= now) {
-            FixedKey.Window window = k.removeFirst();
-            if (!window.idleClosed) {
-                close(window, "close", false);
+        while (k.size > 0 && k.start(0) + sizeMs + closeOffsetMs <= now) {
+            FixedKey.Idle timer = k.idle(0);
+            if (timer == null || !timer.closed) {
+                close(k, 0, "close", false);
             }
+            k.removeFirst();
         }
     }
 
-    private void close(FixedKey.Window window, String reason, boolean partial) {
-        if (idle != null) {
-            idle.remove(window);
+    /** Emits window {@code i} of {@code k} and stops its idle timer. */
+    private void close(FixedKey k, int i, String reason, boolean partial) {
+        FixedKey.Idle timer = k.idle(i);
+        if (timer != null) {
+            idle.remove(timer);
         }
-        if (aggregates != null) {
-            FixedKey k = window.key;
-            long start = window.startMs;
-            aggregates.rows(window, true, start, start + sizeMs,
+        if (aggregates == null) {
+            return;
+        }
+        long start = k.start(i);
+        if (!aggregates.split()) {
+            slice.emit(k, start, start + sizeMs, aggregates.row(k.acc, k.accBase(i), k.objs, k.objBase(i), true,
+                    start, start + sizeMs, slice.text), reason, partial);
+        } else {
+            aggregates.rows(k.split(i), true, start, start + sizeMs, slice.text,
                     row -> slice.emit(k, start, start + sizeMs, row, reason, partial));
         }
-        window.l = null;
-        window.d = null;
-        window.o = null;
-        window.rows = null;
     }
 
     @Override
@@ -155,45 +170,53 @@ final class FixedOperator extends Operator {
             return;
         }
         long wall = slice.wallMs;
-        List<FixedKey.Window> due = null;
-        while (!idle.isEmpty() && idle.peek().idleDeadlineMs <= wall) {
-            FixedKey.Window window = idle.pop();
-            long deadline = window.lastWallMs + idleMs;
+        List<FixedKey.Idle> due = null;
+        while (!idle.isEmpty() && idle.peek().deadlineMs <= wall) {
+            FixedKey.Idle timer = idle.pop();
+            long deadline = timer.lastWallMs + idleMs;
             if (deadline > wall) {
-                window.idleDeadlineMs = deadline;
-                idle.push(window);
+                timer.deadlineMs = deadline;
+                idle.push(timer);
                 continue;
             }
             if (due == null) {
                 due = new ArrayList<>();
             }
-            due.add(window);
+            due.add(timer);
         }
         if (due == null) {
             return;
         }
-        for (FixedKey.Window window : due) {
-            window.idleClosed = true;
-            slice.touch(window.key);
-            close(window, "idle_timeout", true);
+        for (FixedKey.Idle timer : due) {
+            FixedKey k = timer.key;
+            int i = k.lowerBound(timer.startMs, hopMs);
+            close(k, i, "idle_timeout", true);
+            timer.closed = true;
+            k.release(i);
+            slice.touch(k);
         }
     }
 
     @Override
     void onEnd() {
-        List<FixedKey.Window> open = new ArrayList<>();
+        List<long[]> open = new ArrayList<>(); // start, first seq
         for (Key key : slice.keys.values()) {
             FixedKey k = (FixedKey) key;
             for (int i = 0; i < k.size; i++) {
-                if (!k.get(i).idleClosed) {
-                    open.add(k.get(i));
+                FixedKey.Idle timer = k.idle(i);
+                if (timer == null || !timer.closed) {
+                    open.add(new long[] {k.start(i), k.firstSeq});
                 }
             }
         }
-        open.sort(Comparator.comparingLong((FixedKey.Window w) -> w.startMs)
-                .thenComparingLong(w -> w.key.firstSeq));
-        for (FixedKey.Window window : open) {
-            close(window, "end_of_input", true);
+        open.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        Map<Long, FixedKey> bySeq = new HashMap<>();
+        for (Key key : slice.keys.values()) {
+            bySeq.put(key.firstSeq, (FixedKey) key);
+        }
+        for (long[] window : open) {
+            FixedKey k = bySeq.get(window[1]);
+            close(k, k.lowerBound(window[0], hopMs), "end_of_input", true);
         }
     }
 
@@ -204,8 +227,8 @@ final class FixedOperator extends Operator {
         }
         FixedKey k = (FixedKey) key;
         for (int i = 0; i < k.size; i++) {
-            if (!k.get(i).idleClosed) {
-                idle.push(k.get(i));
+            if (!k.idle(i).closed) {
+                idle.push(k.idle(i));
             }
         }
     }
@@ -226,7 +249,7 @@ final class FixedOperator extends Operator {
         }
         FixedKey k = (FixedKey) key;
         for (int i = 0; i < k.size; i++) {
-            idle.remove(k.get(i));
+            idle.remove(k.idle(i));
         }
     }
 
@@ -237,32 +260,48 @@ final class FixedOperator extends Operator {
         out.writeLong(k.clockMs);
         out.writeInt(k.size);
         for (int i = 0; i < k.size; i++) {
-            FixedKey.Window w = k.get(i);
-            out.writeLong(w.startMs);
-            out.writeLong(w.opened);
-            out.writeLong(w.lastWallMs);
-            out.writeLong(w.idleDeadlineMs);
-            out.writeBoolean(w.idleClosed);
-            if (!w.idleClosed && aggregates != null) {
-                aggregates.write(w, out);
+            out.writeLong(k.start(i));
+            FixedKey.Idle timer = k.idle(i);
+            boolean closed = timer != null && timer.closed;
+            if (timer != null) {
+                out.writeLong(timer.opened);
+                out.writeLong(timer.lastWallMs);
+                out.writeLong(timer.deadlineMs);
+                out.writeBoolean(closed);
+            }
+            if (!closed && aggregates != null) {
+                if (aggregates.split()) {
+                    aggregates.write(k.split(i), out);
+                } else {
+                    aggregates.write(k.acc, k.accBase(i), k.objs, k.objBase(i), out);
+                }
             }
         }
     }
 
     @Override
     Key readKey(Object groupValue, long firstSeq, DataInputStream in) throws IOException {
-        FixedKey k = new FixedKey(groupValue, firstSeq);
+        FixedKey k = new FixedKey(groupValue, firstSeq, aggregates, idle != null);
         k.hasClock = in.readBoolean();
         k.clockMs = in.readLong();
         int n = Binary.length(in);
         for (int i = 0; i < n; i++) {
-            FixedKey.Window w = new FixedKey.Window(k, in.readLong(), in.readLong(), in.readLong());
-            w.idleDeadlineMs = in.readLong();
-            w.idleClosed = in.readBoolean();
-            if (!w.idleClosed && aggregates != null) {
-                aggregates.read(w, in);
+            long start = in.readLong();
+            FixedKey.Idle timer = null;
+            if (idle != null) {
+                timer = new FixedKey.Idle(k, start, in.readLong(), in.readLong());
+                timer.deadlineMs = in.readLong();
+                timer.closed = in.readBoolean();
             }
-            k.append(w);
+            Acc rows = null;
+            if (aggregates != null && aggregates.split() && (timer == null || !timer.closed)) {
+                rows = new Acc();
+                aggregates.read(rows, in);
+            }
+            k.insert(k.size, start, rows, timer);
+            if (aggregates != null && !aggregates.split() && (timer == null || !timer.closed)) {
+                aggregates.read(k.acc, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
+            }
         }
         return k;
     }

@@ -70,14 +70,17 @@ public final class FloatRepr {
             out.append("0.0");
             return;
         }
-        long[] decimal = shortest(mantissa, exponent);
-        layout(out, decimal[0], (int) decimal[1]);
+        shortest(out, mantissa, exponent);
     }
 
     /** Writes digits * 10^exp10 in Python's repr layout. */
     private static void layout(StringBuilder out, long digits, int exp10) {
-        String text = Long.toString(digits);
-        int n = text.length();
+        char[] text = new char[20];
+        int n = 0;
+        for (long rest = digits; rest > 0; rest /= 10) {
+            text[19 - n++] = (char) ('0' + rest % 10);
+        }
+        int from = 20 - n;
         int decpt = exp10 + n; // value = 0.<text> * 10^decpt
         if (decpt > -4 && decpt <= 16) {
             if (decpt <= 0) {
@@ -85,21 +88,21 @@ public final class FloatRepr {
                 for (int i = decpt; i < 0; i++) {
                     out.append('0');
                 }
-                out.append(text);
+                out.append(text, from, n);
             } else if (decpt >= n) {
-                out.append(text);
+                out.append(text, from, n);
                 for (int i = n; i < decpt; i++) {
                     out.append('0');
                 }
                 out.append(".0");
             } else {
-                out.append(text, 0, decpt).append('.').append(text, decpt, n);
+                out.append(text, from, decpt).append('.').append(text, from + decpt, n - decpt);
             }
             return;
         }
-        out.append(text.charAt(0));
+        out.append(text[from]);
         if (n > 1) {
-            out.append('.').append(text, 1, n);
+            out.append('.').append(text, from + 1, n - 1);
         }
         int e = decpt - 1;
         out.append('e').append(e < 0 ? '-' : '+');
@@ -110,8 +113,8 @@ public final class FloatRepr {
         out.append(abs);
     }
 
-    // --- Ryū: the shortest digits (as {digits, exponent10}) of a positive finite double.
-    private static long[] shortest(long ieeeMantissa, int ieeeExponent) {
+    // --- Ryū: the shortest digits of a positive finite double, written in the repr layout.
+    private static void shortest(StringBuilder out, long ieeeMantissa, int ieeeExponent) {
         int e2;
         long m2;
         if (ieeeExponent == 0) {
@@ -209,7 +212,7 @@ public final class FloatRepr {
             }
             output = vr + ((vr == vm || roundUp) ? 1 : 0);
         }
-        return new long[] {output, e10 + removed};
+        layout(out, output, e10 + removed);
     }
 
     private static int pow5bits(int e) {

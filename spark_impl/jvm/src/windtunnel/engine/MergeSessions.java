@@ -229,7 +229,7 @@ final class MergeSessions extends Operator {
         for (Buffered event : s.events) {
             aggregates.add(acc, event);
         }
-        aggregates.rows(acc, true, s.firstMs, s.lastMs, row -> slice.emit(k, s.firstMs, s.lastMs, row, reason, partial));
+        aggregates.rows(acc, true, s.firstMs, s.lastMs, slice.text, row -> slice.emit(k, s.firstMs, s.lastMs, row, reason, partial));
     }
 
     /** Drops emitted spans no event can touch any more without being late on its own. */

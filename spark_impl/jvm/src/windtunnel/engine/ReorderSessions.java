@@ -174,7 +174,7 @@ final class ReorderSessions extends Operator {
                 send(k, s, payload, reason, partial);
             }
         } else {
-            aggregates.rows(s, true, s.firstMs, s.lastMs, row -> send(k, s, row, reason, partial));
+            aggregates.rows(s, true, s.firstMs, s.lastMs, slice.text, row -> send(k, s, row, reason, partial));
         }
     }
 

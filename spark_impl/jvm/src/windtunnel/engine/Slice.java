@@ -34,6 +34,8 @@ public final class Slice {
     private long step;
     private long emitIndex;
     private final long[] oneWindow = new long[2];
+    /** A reused buffer for output rows. */
+    final StringBuilder text = new StringBuilder(128);
 
     /** An empty slice of {@code spec}'s query, its wall clock at the spec's start. */
     public Slice(Spec spec) {
