@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,15 +26,29 @@ class HarnessProcess:
     """A running harness JVM: scenarios and unit questions over its stdin and stdout."""
 
     def __init__(self, java: str, classes: Path) -> None:
+        self._writer: threading.Thread | None = None
         self.process = subprocess.Popen(
             [java, "-Xss8m", "-cp", str(classes), "windtunnel.engine.Harness"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
         )
 
     def _send(self, lines: Iterable[Any]) -> None:
+        """Writes ``lines``; a long text is written from a thread while the caller reads the
+        answers, so neither side blocks on a full pipe."""
         assert self.process.stdin is not None
-        self.process.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
-        self.process.stdin.flush()
+        stdin = self.process.stdin
+        text = "".join(json.dumps(line) + "\n" for line in lines)
+
+        def write() -> None:
+            stdin.write(text)
+            stdin.flush()
+
+        if len(text) < 16_384:
+            write()
+            return
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        self._writer = writer
 
     def _read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -50,12 +65,36 @@ class HarnessProcess:
         while True:
             answer = self._read()
             if "done" in answer:
+                self._joined()
                 return records
             if "error" in answer:
                 while "done" not in self._read():
                     pass
+                self._joined()
                 raise AssertionError(f"engine error: {answer['error']}")
             records.append(answer)
+
+    def _joined(self) -> None:
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+
+    def until(self, lines: Sequence[Any], key: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Sends ``lines`` (part of a scenario) and reads up to the answer holding ``key`` or an
+        error: the output records before it, and the answer."""
+        self._send(lines)
+        records = []
+        while True:
+            answer = self._read()
+            if key in answer or "error" in answer:
+                return records, answer
+            records.append(answer)
+
+    def reset(self) -> None:
+        """Ends the scenario under way (its outputs are dropped)."""
+        self._send([{"reset": True}])
+        while "done" not in self._read():
+            pass
 
     def ask(self, line: dict[str, Any]) -> dict[str, Any]:
         """The one-line answer to a unit question (``dumps``, ``repr``, ``time``, ...)."""

@@ -170,9 +170,7 @@ public final class Bench {
             long t0 = cpu.getCurrentThreadCpuTime();
             result = engine(spec, s, strings);
             long t1 = cpu.getCurrentThreadCpuTime() - result[4] - result[5];
-            if (!Boolean.getBoolean("bench.nobaseline")) {
-                baseline(s, strings, size, hop);
-            }
+            baseline(s, strings, size, hop);
             long t2 = cpu.getCurrentThreadCpuTime();
             engineSeconds[r] = (t1 - t0) / 1e9;
             baseSeconds[r] = (t2 - t1) / 1e9;

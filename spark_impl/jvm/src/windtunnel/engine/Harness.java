@@ -27,6 +27,13 @@ import java.util.Map;
  * {@code {"done": N}} (N outputs). Each output is its {@link OutRecord#toJson} with a
  * {@code "slice"} member added. An error prints {@code {"error": "..."}} and skips to the reset.
  *
+ * <p>State lines inside a scenario answer one line: {@code {"encode": "full"}} or
+ * {@code {"encode": "update"}} ({@code {"state": [BASE64 per slice]}}), {@code {"decode":
+ * [BASE64 per slice], "kind": "full"}} (the slices are replaced by the decoded ones; with
+ * {@code "update"} the updates are applied to them; {@code {"decoded": true}} or an error that
+ * leaves the scenario going) and {@code {"dirty": true}} ({@code {"dirty": [[FIRST SEQ, ...] per
+ * slice], "deleted": [...]}}).
+ *
  * <p>Unit lines answer one line each: {@code {"dumps": TEXT}} (the JSON text re-written),
  * {@code {"repr": TEXT}}, {@code {"time": TEXT, "unit": U}} ({@code {"ms": ...}} or
  * {@code {"not_a_time": MESSAGE}}), {@code {"keys": TEXT}} (a JSON list: the class of each
@@ -92,6 +99,14 @@ public final class Harness {
             return;
         }
         try {
+            if (state(line)) {
+                return;
+            }
+        } catch (RuntimeException e) {
+            error(e);
+            return;
+        }
+        try {
             stream(line);
         } catch (RuntimeException e) {
             error(e);
@@ -147,6 +162,50 @@ public final class Harness {
         } else if (line.containsKey("compare")) {
             List<?> pair = (List<?>) JsonReader.parse((String) line.get("compare"));
             answer("order", (long) PyValues.compare(pair.get(0), pair.get(1)));
+        } else {
+            return false;
+        }
+        out.flush();
+        return true;
+    }
+
+    private boolean state(Map<String, Object> line) throws IOException {
+        if (line.containsKey("encode")) {
+            boolean full = "full".equals(line.get("encode"));
+            List<Object> texts = new ArrayList<>();
+            for (Slice slice : slices) {
+                byte[] bytes = full ? StateCodec.snapshot(slice) : StateCodec.update(slice);
+                texts.add(java.util.Base64.getEncoder().encodeToString(bytes));
+            }
+            answer("state", texts);
+        } else if (line.containsKey("decode")) {
+            List<?> texts = (List<?>) line.get("decode");
+            boolean full = "full".equals(line.get("kind"));
+            List<Slice> decoded = new ArrayList<>();
+            for (int i = 0; i < texts.size(); i++) {
+                byte[] bytes = java.util.Base64.getDecoder().decode((String) texts.get(i));
+                if (full) {
+                    decoded.add(StateCodec.fromSnapshot(spec, bytes));
+                } else {
+                    StateCodec.apply(slices.get(i), bytes);
+                    decoded.add(slices.get(i));
+                }
+            }
+            slices.clear();
+            slices.addAll(decoded);
+            answer("decoded", Boolean.TRUE);
+        } else if (line.containsKey("dirty")) {
+            List<Object> dirty = new ArrayList<>();
+            List<Object> deleted = new ArrayList<>();
+            for (Slice slice : slices) {
+                dirty.add(slice.dirtyKeys());
+                deleted.add(slice.deletedKeys());
+            }
+            StringBuilder text = new StringBuilder("{\"dirty\": ");
+            JsonWriter.append(text, dirty, false);
+            text.append(", \"deleted\": ");
+            JsonWriter.append(text, deleted, false);
+            out.write(text.append("}\n").toString());
         } else {
             return false;
         }
