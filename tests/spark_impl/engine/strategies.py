@@ -183,7 +183,7 @@ def engine_streams(query: Query, *, max_events: int = 25, unit_ms: int = 1) -> s
 
 @functools.cache
 def harness_plans(*, max_items: int = 30) -> st.SearchStrategy[tuple[int, tuple[tuple[int, str], ...]]]:
-    """(slices, snapshot points) of a harness run: 1 to 4 slices and full or incremental
-    snapshots before some items. Shrinks towards one slice and no snapshot."""
-    points = st.lists(st.tuples(st.integers(0, max_items), st.sampled_from(("update", "full"))), max_size=4)
+    """(slices, snapshot points) of a harness run: 1 to 4 slices and full, incremental or
+    key-by-key snapshots before some items. Shrinks towards one slice and no snapshot."""
+    points = st.lists(st.tuples(st.integers(0, max_items), st.sampled_from(("update", "full", "parts"))), max_size=4)
     return st.tuples(st.integers(1, 4), points.map(lambda p: tuple(sorted(p))))

@@ -23,7 +23,8 @@ import java.util.Map;
  * {@code {"at": ms}} (the wall clock moves), {@code {"end": true}},
  * {@code {"snapshot": "full"}} or {@code {"snapshot": "update"}} (every slice's state is
  * written and the slices are rebuilt from the written state: the last full snapshot plus the
- * updates since), and {@code {"reset": true}}, which ends the scenario with a line
+ * updates since), {@code {"snapshot": "parts"}} (the changed keys' records are applied to a
+ * store built from header and key records alone, and each slice goes on as a copy of it), and {@code {"reset": true}}, which ends the scenario with a line
  * {@code {"done": N}} (N outputs). Each output is its {@link OutRecord#toJson} with a
  * {@code "slice"} member added. An error prints {@code {"error": "..."}} and skips to the reset.
  *
@@ -45,6 +46,7 @@ public final class Harness {
     private Spec spec;
     private final List<Slice> slices = new ArrayList<>();
     private final List<List<byte[]>> stored = new ArrayList<>();
+    private final List<Slice> mirrors = new ArrayList<>(); // a store of key records, per slice
     private EventFields fields;
     private long lastSeq = -1;
     private long wallMs;
@@ -83,6 +85,7 @@ public final class Harness {
             spec = null;
             slices.clear();
             stored.clear();
+            mirrors.clear();
             failed = false;
             outputs = 0;
             return;
@@ -234,6 +237,7 @@ public final class Harness {
             int n = ((Long) line.get("slices")).intValue();
             slices.clear();
             stored.clear();
+            mirrors.clear();
             for (int i = 0; i < n; i++) {
                 slices.add(new Slice(spec));
                 stored.add(new ArrayList<>());
@@ -254,6 +258,8 @@ public final class Harness {
                 int index = i;
                 slices.get(i).end(lastSeq, record -> write(record, index));
             }
+        } else if ("parts".equals(line.get("snapshot"))) {
+            parts();
         } else if (line.containsKey("snapshot")) {
             boolean full = "full".equals(line.get("snapshot"));
             for (int i = 0; i < slices.size(); i++) {
@@ -263,6 +269,9 @@ public final class Harness {
                     written.add(StateCodec.snapshot(slices.get(i)));
                 } else {
                     written.add(StateCodec.update(slices.get(i)));
+                }
+                if (i < mirrors.size()) {
+                    mirrors.set(i, null); // the next key-by-key write starts over with every key
                 }
                 Slice rebuilt = StateCodec.fromSnapshot(spec, written.get(0));
                 for (byte[] update : written.subList(1, written.size())) {
@@ -277,6 +286,33 @@ public final class Harness {
             }
         } else {
             throw new IllegalArgumentException("unknown line: " + JsonWriter.write(line));
+        }
+    }
+
+    /**
+     * Key by key: each slice's changed keys (all of them the first time) go to a mirror slice
+     * built only from header and key records; the slice goes on as a copy of its mirror.
+     */
+    private void parts() {
+        while (mirrors.size() < slices.size()) {
+            mirrors.add(null);
+        }
+        for (int i = 0; i < slices.size(); i++) {
+            Slice live = slices.get(i);
+            Slice mirror = mirrors.get(i);
+            byte[] header = StateCodec.header(live);
+            if (mirror == null) {
+                mirror = StateCodec.fromParts(spec, header, StateCodec.keyRecords(live, true).values());
+                mirrors.set(i, mirror);
+            } else {
+                StateCodec.applyParts(mirror, header, StateCodec.keyRecords(live, false).values());
+            }
+            live.clearDirty();
+            Slice copy = StateCodec.fromParts(spec, StateCodec.header(mirror),
+                    StateCodec.keyRecords(mirror, true).values());
+            slices.set(i, copy);
+            stored.get(i).clear(); // later updates are written against this state
+            stored.get(i).add(StateCodec.snapshot(copy));
         }
     }
 

@@ -23,7 +23,9 @@ import java.util.Map;
  * <p>A snapshot holds every key; an update holds the keys changed since the last write
  * ({@link Slice#dirtyKeys}) and those removed; a slice decoded from a snapshot and then every
  * later update in order continues exactly as the uninterrupted slice would. Writing either
- * starts a new change set. Reading state of another format version or another query, or a
+ * starts a new change set. For a store that keeps keys apart, {@link #header} and
+ * {@link #keyRecords} give the same records one by one, and {@link #fromParts} and
+ * {@link #applyParts} read them back. Reading state of another format version or another query, or a
  * truncated or corrupt state, raises {@link StateFormatException}.
  */
 public final class StateCodec {
@@ -33,6 +35,7 @@ public final class StateCodec {
     public static final int VERSION = 1;
     private static final int SNAPSHOT = 'S';
     private static final int UPDATE = 'U';
+    private static final int HEADER = 'H';
     private static final int PUT = 1;
     private static final int DELETE = 2;
 
@@ -134,6 +137,84 @@ public final class StateCodec {
         slice.clearDirty();
     }
 
+    /** The slice's header alone (wall clock, seqs, end flag, counters), to go with {@link #keyRecords}. */
+    public static byte[] header(Slice slice) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try {
+            DataOutputStream out = new DataOutputStream(bytes);
+            header(slice, HEADER, out);
+            out.flush();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /**
+     * One record per key, by the key's first seq: with {@code all} every key's state (what a
+     * snapshot holds), else the keys changed since the last write and a deletion for each key
+     * removed (what an update holds). Does not start a new change set: call
+     * {@link Slice#clearDirty} once the records are stored.
+     */
+    public static Map<Long, byte[]> keyRecords(Slice slice, boolean all) {
+        Map<Long, byte[]> records = new java.util.LinkedHashMap<>();
+        try {
+            if (!all) {
+                for (long firstSeq : slice.deletedKeys()) {
+                    ByteArrayOutputStream bytes = new ByteArrayOutputStream(9);
+                    DataOutputStream out = new DataOutputStream(bytes);
+                    out.writeByte(DELETE);
+                    out.writeLong(firstSeq);
+                    out.flush();
+                    records.put(firstSeq, bytes.toByteArray());
+                }
+            }
+            for (Key key : all ? slice.keys.values() : slice.dirtyKeyStates()) {
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                DataOutputStream out = new DataOutputStream(bytes);
+                put(slice, key, out);
+                out.flush();
+                records.put(key.firstSeq, bytes.toByteArray());
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return records;
+    }
+
+    /** A slice of {@code spec} from a {@link #header} and the records of all its keys ({@link #keyRecords}). */
+    public static Slice fromParts(Spec spec, byte[] header, Iterable<byte[]> keys) {
+        Slice slice = new Slice(spec);
+        applyParts(slice, header, keys);
+        return slice;
+    }
+
+    /** Applies a later {@link #header} and the key records written with it (puts replace, deletions remove). */
+    public static void applyParts(Slice slice, byte[] header, Iterable<byte[]> keys) {
+        java.util.List<byte[]> records = new java.util.ArrayList<>();
+        int total = 0;
+        for (byte[] key : keys) {
+            records.add(key);
+            total++;
+        }
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        try {
+            DataOutputStream out = new DataOutputStream(joined);
+            out.write(header);
+            out.writeInt(total);
+            for (byte[] record : records) {
+                out.write(record);
+            }
+            out.flush();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        ByteArrayInputStream in = new ByteArrayInputStream(joined.toByteArray());
+        read(slice, in, HEADER);
+        whole(in);
+        slice.clearDirty();
+    }
+
     private static void header(Slice slice, int kind, DataOutputStream out) throws IOException {
         out.writeInt(MAGIC);
         out.writeInt(VERSION);
@@ -144,6 +225,15 @@ public final class StateCodec {
         out.writeLong(slice.lastSeq);
         out.writeBoolean(slice.ended);
         out.writeLong(slice.opened);
+    }
+
+    private static String name(int kind) {
+        return switch (kind) {
+            case SNAPSHOT -> "a snapshot";
+            case UPDATE -> "an update";
+            case HEADER -> "a slice header";
+            default -> "record kind " + kind;
+        };
     }
 
     private static void put(Slice slice, Key key, DataOutputStream out) throws IOException {
@@ -168,8 +258,7 @@ public final class StateCodec {
             }
             int kind = in.readUnsignedByte();
             if (kind != expected) {
-                throw new StateFormatException("expected " + (expected == SNAPSHOT ? "a snapshot" : "an update")
-                        + ", found " + (kind == SNAPSHOT ? "a snapshot" : kind == UPDATE ? "an update" : "record kind " + kind));
+                throw new StateFormatException("expected " + name(expected) + ", found " + name(kind));
             }
             long fingerprint = in.readLong();
             if (fingerprint != slice.spec.fingerprint()) {
@@ -190,7 +279,7 @@ public final class StateCodec {
                 if (op != PUT && op != DELETE) {
                     throw new StateFormatException("corrupt state: key record kind " + op);
                 }
-                if (expected == UPDATE && bySeq == null) {
+                if (expected != SNAPSHOT && bySeq == null) {
                     bySeq = new HashMap<>();
                     for (Key key : slice.keys.values()) {
                         bySeq.put(key.firstSeq, key);
