@@ -8,9 +8,10 @@ the least the shape needs (no clocks, late test, idle timers or output rows).
 Shapes: ``realistic`` (string user ids over 20,000 users, 10-minute windows every minute,
 tolerance 2 minutes, count + sum + avg of a double, 5% of events up to 2 minutes out of
 order, one event every 7 ms on average) and ``tumbling`` (1000 long keys, 1-minute tumbling
-count()). Prints events/s, window deliveries/s, the state size and the ratio engine/baseline.
+count()); ``idle`` is the realistic shape with a 5-minute idle timeout, ``sessions`` its stream
+in 5-minute-gap sessions (tolerance 2 minutes, Tenzir's reorder buffer; no baseline). Prints events/s, window deliveries/s, the state size and the ratio engine/baseline.
 
-Run: python benchmarks/engine_java.py [--shape all|realistic|tumbling] [--events N] [--rounds R]
+Run: python benchmarks/engine_java.py [--shape all|realistic|idle|sessions|tumbling] [--events N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SOURCES = Path(__file__).resolve().parent.parent / "spark_impl" / "jvm" / "src" 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", default="all", choices=("all", "realistic", "tumbling"))
+    parser.add_argument("--shape", default="all", choices=("all", "realistic", "idle", "sessions", "tumbling"))
     parser.add_argument("--events", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=5, help="the first warms up; the median of the rest")
     args = parser.parse_args()

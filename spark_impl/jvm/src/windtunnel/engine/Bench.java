@@ -12,7 +12,9 @@ import java.util.Random;
  * <p>Shapes: {@code realistic} (string user ids over 20,000 users, 10-minute windows every
  * minute, tolerance 2 minutes, count + sum + avg of a double, 5% of events up to 2 minutes out
  * of order, one event every 7 ms on average) and {@code tumbling} (1000 long keys, 1-minute
- * tumbling {@code count()}). The engine's time counts the events and the end of input, not the
+ * tumbling {@code count()}); also {@code idle} (the realistic shape with a 5-minute idle timeout)
+ * and {@code sessions} (its stream in 5-minute-gap sessions, tolerance 2 minutes, Tenzir's
+ * reorder buffer; no baseline). The engine's time counts the events and the end of input, not the
  * state snapshot taken before the end (its time is printed apart). Arguments: shape (or {@code all}), events (default 2,000,000),
  * rounds (default 5; the first is warm-up, the median of the rest is printed).
  */
@@ -27,6 +29,14 @@ public final class Bench {
             + "{\"name\":\"mean\",\"function\":\"avg\",\"field\":\"amount\"}],\"aggregate_by\":[],"
             + "\"time_unit_ms\":1,\"start_wall_ms\":0,\"size_ms\":600000,\"hop_ms\":60000,"
             + "\"tolerance_ms\":120000,\"idle_timeout_ms\":null}";
+    private static final String IDLE = REALISTIC.replace("\"idle_timeout_ms\":null", "\"idle_timeout_ms\":300000");
+    private static final String SESSIONS = "{\"engine_format\":1,\"kind\":\"session\",\"on\":\"ts\","
+            + "\"fields\":[\"ts\",\"user\",\"amount\"],\"group_by\":[\"user\"],\"aggregate\":["
+            + "{\"name\":\"n\",\"function\":\"count\",\"field\":null},"
+            + "{\"name\":\"total\",\"function\":\"sum\",\"field\":\"amount\"},"
+            + "{\"name\":\"mean\",\"function\":\"avg\",\"field\":\"amount\"}],\"aggregate_by\":[],"
+            + "\"time_unit_ms\":1,\"start_wall_ms\":0,\"gap_ms\":300000,\"tolerance_ms\":120000,"
+            + "\"max_duration_ms\":null,\"max_events\":null,\"idle_timeout_ms\":null,\"session_order\":\"reorder\"}";
     private static final String TUMBLING = "{\"engine_format\":1,\"kind\":\"fixed\",\"on\":\"ts\","
             + "\"fields\":[\"ts\",\"key\"],\"group_by\":[\"key\"],\"aggregate\":["
             + "{\"name\":\"n\",\"function\":\"count\",\"field\":null}],\"aggregate_by\":[],"
@@ -160,8 +170,9 @@ public final class Bench {
     }
 
     private static void run(String name, Spec spec, Stream s, boolean strings, int rounds) {
-        long size = spec.sizeMs;
-        long hop = spec.hopMs;
+        boolean sessions = spec.kind == Spec.Kind.SESSION;
+        long size = sessions ? 1 : spec.sizeMs;
+        long hop = sessions ? 1 : spec.hopMs;
         double[] engineSeconds = new double[rounds];
         double[] baseSeconds = new double[rounds];
         long[] result = null;
@@ -170,7 +181,9 @@ public final class Bench {
             long t0 = cpu.getCurrentThreadCpuTime();
             result = engine(spec, s, strings);
             long t1 = cpu.getCurrentThreadCpuTime() - result[4] - result[5];
-            baseline(s, strings, size, hop);
+            if (!sessions) {
+                baseline(s, strings, size, hop);
+            }
             long t2 = cpu.getCurrentThreadCpuTime();
             engineSeconds[r] = (t1 - t0) / 1e9;
             baseSeconds[r] = (t2 - t1) / 1e9;
@@ -185,9 +198,11 @@ public final class Bench {
                 result[4] / 1e9, result[5] / 1e9, result[6] / 1e9);
         System.out.printf("  engine   %.3f s cpu  %,.0f events/s  %,.0f window deliveries/s%n",
                 engineTime, n / engineTime, deliveries / engineTime);
-        System.out.printf("  baseline %.3f s cpu  %,.0f events/s (HashMap counters, no semantics)%n",
-                baseTime, n / baseTime);
-        System.out.printf("  ratio engine/baseline throughput: %.2fx%n", baseTime / engineTime);
+        if (!sessions) {
+            System.out.printf("  baseline %.3f s cpu  %,.0f events/s (HashMap counters, no semantics)%n",
+                    baseTime, n / baseTime);
+            System.out.printf("  ratio engine/baseline throughput: %.2fx%n", baseTime / engineTime);
+        }
     }
 
     private static double median(double[] seconds, int rounds) {
@@ -202,6 +217,12 @@ public final class Bench {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
         if (shape.equals("all") || shape.equals("realistic")) {
             run("realistic", Spec.parse(REALISTIC), realistic(n), true, rounds);
+        }
+        if (shape.equals("all") || shape.equals("idle")) {
+            run("realistic with idle_timeout 5min", Spec.parse(IDLE), realistic(n), true, rounds);
+        }
+        if (shape.equals("all") || shape.equals("sessions")) {
+            run("sessions", Spec.parse(SESSIONS), realistic(n), true, rounds);
         }
         if (shape.equals("all") || shape.equals("tumbling")) {
             run("tumbling", Spec.parse(TUMBLING), tumbling(n), false, rounds);

@@ -21,21 +21,20 @@ final class FixedKey extends Key {
     Object[] objs;
     private Acc[] split; // aggregate_by: one rows map per window
     private Idle[] idle; // with idle_timeout: one timer per window
+    private long[] lastWall; // with idle_timeout: the wall clock of each window's last delivery
+    private boolean[] idleClosed; // with idle_timeout: idle_timeout force-closed the window
 
-    /** The idle timer of one window: its heap entry, last delivery wall time and opening order. */
+    /** The idle timer of one window in the slice's heap: its window and opening order. */
     static final class Idle extends HeapItem {
         final FixedKey key;
         final long startMs;
         final long opened;
-        long lastWallMs;
         long deadlineMs; // of its heap entry (set when pushed)
-        boolean closed; // idle_timeout force-closed it
 
-        Idle(FixedKey key, long startMs, long opened, long lastWallMs) {
+        Idle(FixedKey key, long startMs, long opened) {
             this.key = key;
             this.startMs = startMs;
             this.opened = opened;
-            this.lastWallMs = lastWallMs;
         }
     }
 
@@ -50,6 +49,8 @@ final class FixedKey extends Key {
         objs = byRows || objects == 0 ? null : new Object[capacity * objects];
         split = byRows ? new Acc[capacity] : null;
         idle = idleTimers ? new Idle[capacity] : null;
+        lastWall = idleTimers ? new long[capacity] : null;
+        idleClosed = idleTimers ? new boolean[capacity] : null;
     }
 
     /** The ring slot of window {@code i} (0: the earliest). */
@@ -63,6 +64,26 @@ final class FixedKey extends Key {
 
     Idle idle(int i) {
         return idle == null ? null : idle[slot(i)];
+    }
+
+    /** True when idle_timeout force-closed window {@code i} (it stays until its close point). */
+    boolean idleClosed(int i) {
+        return idleClosed != null && idleClosed[slot(i)];
+    }
+
+    void markIdleClosed(int i) {
+        idleClosed[slot(i)] = true;
+    }
+
+    long lastWall(int i) {
+        return lastWall[slot(i)];
+    }
+
+    /** Window {@code i} saw an event at wall time {@code wallMs} (only with idle timers). */
+    void delivered(int i, long wallMs) {
+        if (lastWall != null) {
+            lastWall[slot(i)] = wallMs;
+        }
     }
 
     Acc split(int i) {
@@ -108,7 +129,7 @@ final class FixedKey extends Key {
     }
 
     /** Makes room for a window at position {@code at} (empty accumulators) and returns its slot. */
-    int insert(int at, long startMs, Acc rows, Idle timer) {
+    int insert(int at, long startMs, Acc rows, Idle timer, long wallMs, boolean closedByIdle) {
         if (size == capacity) {
             grow();
         }
@@ -137,6 +158,8 @@ final class FixedKey extends Key {
         }
         if (idle != null) {
             idle[to] = timer;
+            lastWall[to] = wallMs;
+            idleClosed[to] = closedByIdle;
         }
         size++;
         return to;
@@ -155,6 +178,8 @@ final class FixedKey extends Key {
         }
         if (idle != null) {
             idle[to] = idle[from];
+            lastWall[to] = lastWall[from];
+            idleClosed[to] = idleClosed[from];
         }
     }
 
@@ -165,6 +190,8 @@ final class FixedKey extends Key {
         Object[] newObjs = objs == null ? null : new Object[bigger * objects];
         Acc[] newSplit = split == null ? null : new Acc[bigger];
         Idle[] newIdle = idle == null ? null : new Idle[bigger];
+        long[] newLastWall = idle == null ? null : new long[bigger];
+        boolean[] newIdleClosed = idle == null ? null : new boolean[bigger];
         for (int i = 0; i < size; i++) {
             int from = slot(i);
             newStarts[i] = starts[from];
@@ -179,6 +206,8 @@ final class FixedKey extends Key {
             }
             if (idle != null) {
                 newIdle[i] = idle[from];
+                newLastWall[i] = lastWall[from];
+                newIdleClosed[i] = idleClosed[from];
             }
         }
         starts = newStarts;
@@ -186,6 +215,8 @@ final class FixedKey extends Key {
         objs = newObjs;
         split = newSplit;
         idle = newIdle;
+        lastWall = newLastWall;
+        idleClosed = newIdleClosed;
         head = 0;
         capacity = bigger;
     }
@@ -201,6 +232,7 @@ final class FixedKey extends Key {
         }
         if (idle != null) {
             idle[first] = null;
+            idleClosed[first] = false;
         }
         head = (head + 1) & (capacity - 1);
         size--;

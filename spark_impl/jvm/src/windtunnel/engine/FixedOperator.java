@@ -23,7 +23,7 @@ final class FixedOperator extends Operator {
     private final long hopMs;
     private final long closeOffsetMs;
     private final long idleMs;
-    private final IdleHeap<FixedKey.Idle> idle;
+    private final IdleQueue<FixedKey.Idle> idle;
     private long[] missed = new long[16];
 
     FixedOperator(Slice slice) {
@@ -32,11 +32,10 @@ final class FixedOperator extends Operator {
         hopMs = spec.hopMs;
         closeOffsetMs = spec.toleranceMs; // rule close_at: reaches
         idleMs = spec.idleTimeoutMs;
-        idle = idleMs < 0 ? null : new IdleHeap<>(Comparator
-                .comparingLong((FixedKey.Idle w) -> w.deadlineMs)
-                .thenComparingLong(w -> w.startMs)
-                .thenComparingLong(w -> w.key.firstSeq)
-                .thenComparingLong(w -> w.opened));
+        // the oracle's heap tuple order: (deadline, start, group index, opened)
+        idle = idleMs < 0 ? null : new IdleQueue<FixedKey.Idle>(idleMs, slice.wallMs,
+                (a, b) -> a.key.firstSeq != b.key.firstSeq ? Long.compare(a.key.firstSeq, b.key.firstSeq)
+                        : Long.compare(a.opened, b.opened));
     }
 
     @Override
@@ -65,8 +64,7 @@ final class FixedOperator extends Operator {
         int at = k.lowerBound(start, hopMs);
         for (; start <= last; start += hopMs, at++) {
             if (at < k.size && k.start(at) == start) {
-                FixedKey.Idle timer = k.idle(at);
-                if (timer != null && timer.closed) { // rule idle_closed_window: late
+                if (k.idleClosed(at)) { // rule idle_closed_window: late
                     if (nMissed == 0) {
                         firstMissedIdle = true;
                     }
@@ -76,10 +74,7 @@ final class FixedOperator extends Operator {
             } else {
                 open(k, start, at);
             }
-            FixedKey.Idle timer = k.idle(at);
-            if (timer != null) {
-                timer.lastWallMs = slice.wallMs;
-            }
+            k.delivered(at, slice.wallMs);
             if (aggregates == null) { // pass-through output is streamed, once per window
                 slice.emit(k, start, start + sizeMs, event.payloadJson(), "event", false);
             } else if (aggregates.split()) {
@@ -126,19 +121,18 @@ final class FixedOperator extends Operator {
         }
         FixedKey.Idle timer = null;
         if (idle != null) {
-            timer = new FixedKey.Idle(k, start, slice.nextOpened(), slice.wallMs);
+            timer = new FixedKey.Idle(k, start, slice.nextOpened());
             timer.deadlineMs = slice.wallMs + idleMs;
-            idle.push(timer);
+            idle.push(timer, timer.deadlineMs, timer.startMs);
         }
-        k.insert(at, start, rows, timer);
+        k.insert(at, start, rows, timer, slice.wallMs, false);
     }
 
     /** Closes the windows whose close point the key's clock reached, in window order. */
     private void closeDue(FixedKey k) {
         long now = k.clockMs;
         while (k.size > 0 && k.start(0) + sizeMs + closeOffsetMs <= now) {
-            FixedKey.Idle timer = k.idle(0);
-            if (timer == null || !timer.closed) {
+            if (!k.idleClosed(0)) {
                 close(k, 0, "close", false);
             }
             k.removeFirst();
@@ -149,7 +143,7 @@ final class FixedOperator extends Operator {
     private void close(FixedKey k, int i, String reason, boolean partial) {
         FixedKey.Idle timer = k.idle(i);
         if (timer != null) {
-            idle.remove(timer);
+            timer.gone = true; // its heap entry is skipped when it comes up
         }
         if (aggregates == null) {
             return;
@@ -171,12 +165,12 @@ final class FixedOperator extends Operator {
         }
         long wall = slice.wallMs;
         List<FixedKey.Idle> due = null;
-        while (!idle.isEmpty() && idle.peek().deadlineMs <= wall) {
-            FixedKey.Idle timer = idle.pop();
-            long deadline = timer.lastWallMs + idleMs;
-            if (deadline > wall) {
+        for (FixedKey.Idle timer : idle.drainDue(wall)) {
+            long deadline = timer.key.lastWall(timer.key.lowerBound(timer.startMs, hopMs)) + idleMs;
+            if (deadline > wall) { // it saw an event since: queued again at its deadline
                 timer.deadlineMs = deadline;
-                idle.push(timer);
+                idle.push(timer, deadline, timer.startMs);
+                slice.touch(timer.key);
                 continue;
             }
             if (due == null) {
@@ -191,7 +185,7 @@ final class FixedOperator extends Operator {
             FixedKey k = timer.key;
             int i = k.lowerBound(timer.startMs, hopMs);
             close(k, i, "idle_timeout", true);
-            timer.closed = true;
+            k.markIdleClosed(i);
             k.release(i);
             slice.touch(k);
         }
@@ -203,8 +197,7 @@ final class FixedOperator extends Operator {
         for (Key key : slice.keys.values()) {
             FixedKey k = (FixedKey) key;
             for (int i = 0; i < k.size; i++) {
-                FixedKey.Idle timer = k.idle(i);
-                if (timer == null || !timer.closed) {
+                if (!k.idleClosed(i)) {
                     open.add(new long[] {k.start(i), k.firstSeq});
                 }
             }
@@ -222,13 +215,21 @@ final class FixedOperator extends Operator {
 
     @Override
     void attached(Key key) {
+    }
+
+    @Override
+    void restored() {
         if (idle == null) {
             return;
         }
-        FixedKey k = (FixedKey) key;
-        for (int i = 0; i < k.size; i++) {
-            if (!k.idle(i).closed) {
-                idle.push(k.idle(i));
+        idle.clear();
+        idle.startAt(slice.wallMs);
+        for (Key key : slice.keys.values()) {
+            FixedKey k = (FixedKey) key;
+            for (int i = 0; i < k.size; i++) {
+                if (!k.idleClosed(i)) {
+                    idle.push(k.idle(i), k.idle(i).deadlineMs, k.idle(i).startMs);
+                }
             }
         }
     }
@@ -236,9 +237,7 @@ final class FixedOperator extends Operator {
     @Override
     void cleared() {
         if (idle != null) {
-            while (!idle.isEmpty()) {
-                idle.pop();
-            }
+            idle.clear();
         }
     }
 
@@ -249,7 +248,7 @@ final class FixedOperator extends Operator {
         }
         FixedKey k = (FixedKey) key;
         for (int i = 0; i < k.size; i++) {
-            idle.remove(k.idle(i));
+            k.idle(i).gone = true;
         }
     }
 
@@ -262,10 +261,10 @@ final class FixedOperator extends Operator {
         for (int i = 0; i < k.size; i++) {
             out.writeLong(k.start(i));
             FixedKey.Idle timer = k.idle(i);
-            boolean closed = timer != null && timer.closed;
+            boolean closed = k.idleClosed(i);
             if (timer != null) {
                 out.writeLong(timer.opened);
-                out.writeLong(timer.lastWallMs);
+                out.writeLong(k.lastWall(i));
                 out.writeLong(timer.deadlineMs);
                 out.writeBoolean(closed);
             }
@@ -288,18 +287,21 @@ final class FixedOperator extends Operator {
         for (int i = 0; i < n; i++) {
             long start = in.readLong();
             FixedKey.Idle timer = null;
+            long lastWall = 0;
+            boolean closed = false;
             if (idle != null) {
-                timer = new FixedKey.Idle(k, start, in.readLong(), in.readLong());
+                timer = new FixedKey.Idle(k, start, in.readLong());
+                lastWall = in.readLong();
                 timer.deadlineMs = in.readLong();
-                timer.closed = in.readBoolean();
+                closed = in.readBoolean();
             }
             Acc rows = null;
-            if (aggregates != null && aggregates.split() && (timer == null || !timer.closed)) {
+            if (aggregates != null && aggregates.split() && !closed) {
                 rows = new Acc();
                 aggregates.read(rows, in);
             }
-            k.insert(k.size, start, rows, timer);
-            if (aggregates != null && !aggregates.split() && (timer == null || !timer.closed)) {
+            k.insert(k.size, start, rows, timer, lastWall, closed);
+            if (aggregates != null && !aggregates.split() && !closed) {
                 aggregates.read(k.acc, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
             }
         }

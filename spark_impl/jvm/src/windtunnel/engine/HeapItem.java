@@ -1,6 +1,10 @@
 package windtunnel.engine;
 
-/** Something an {@link IdleHeap} holds: it knows its position there (-1: not in the heap). */
+/**
+ * Something an {@link IdleQueue} holds: whether it is queued there, and whether it left for
+ * another reason (it is then dropped when drained, as the oracle skips closed windows).
+ */
 abstract class HeapItem {
-    int heapIndex = -1;
+    boolean queued;
+    boolean gone;
 }

@@ -18,9 +18,10 @@ import java.util.PriorityQueue;
  * order when the session is emitted, bounds {@code [first, last]}.
  */
 final class MergeSessions extends Operator {
-    private static final Comparator<MSession> WINDOW_ORDER = Comparator
-            .comparingLong((MSession s) -> s.closeMs).thenComparingLong(s -> s.firstMs)
-            .thenComparingLong(s -> s.key.firstSeq).thenComparingLong(s -> s.opened);
+    private static final Comparator<MSession> WINDOW_ORDER = (a, b) -> a.closeMs != b.closeMs
+            ? Long.compare(a.closeMs, b.closeMs) : a.firstMs != b.firstMs ? Long.compare(a.firstMs, b.firstMs)
+            : a.key.firstSeq != b.key.firstSeq ? Long.compare(a.key.firstSeq, b.key.firstSeq)
+            : Long.compare(a.opened, b.opened);
     private final long gapMs;
     private final long toleranceMs;
     private final long maxDurationMs;
@@ -28,7 +29,8 @@ final class MergeSessions extends Operator {
     private final long idleMs;
     private final int slots;
     private final PriorityQueue<Entry> idle = new PriorityQueue<>(
-            Comparator.comparingLong((Entry e) -> e.pointMs).thenComparingLong(e -> e.session.opened));
+            (a, b) -> a.pointMs != b.pointMs ? Long.compare(a.pointMs, b.pointMs)
+                    : Long.compare(a.session.opened, b.session.opened));
 
     /** A key: its clock, open sessions (opening order), emitted spans still reachable. */
     static final class MKey extends Key {
@@ -36,8 +38,9 @@ final class MergeSessions extends Operator {
         long clockMs;
         final List<MSession> open = new ArrayList<>();
         final List<long[]> done = new ArrayList<>(); // first, last, 1 when idle_timeout closed it
-        final PriorityQueue<Entry> pending = new PriorityQueue<>(Comparator.comparingLong((Entry e) -> e.pointMs)
-                .thenComparingLong(e -> e.firstMs).thenComparingLong(e -> e.session.opened));
+        final PriorityQueue<Entry> pending = new PriorityQueue<>((a, b) -> a.pointMs != b.pointMs
+                ? Long.compare(a.pointMs, b.pointMs) : a.firstMs != b.firstMs ? Long.compare(a.firstMs, b.firstMs)
+                : Long.compare(a.session.opened, b.session.opened));
 
         MKey(Object groupValue, long firstSeq) {
             super(groupValue, firstSeq);

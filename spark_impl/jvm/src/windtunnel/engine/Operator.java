@@ -42,6 +42,10 @@ abstract class Operator {
 
     abstract void detached(Key key);
 
+    /** State was decoded into the slice: slice-wide indexes are built again from the keys. */
+    void restored() {
+    }
+
     /** Every key left at once (end of input): slice-wide indexes empty. */
     abstract void cleared();
 

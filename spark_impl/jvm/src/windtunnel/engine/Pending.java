@@ -10,9 +10,10 @@ import java.util.List;
  * oracle's {@code session_reorder._window_time_order}).
  */
 final class Pending {
-    private static final Comparator<Item> ORDER = Comparator.comparingLong((Item i) -> i.endMs)
-            .thenComparingLong(i -> i.startMs).thenComparingLong(i -> i.key.firstSeq)
-            .thenComparingLong(i -> i.position);
+    private static final Comparator<Item> ORDER = (a, b) -> a.endMs != b.endMs ? Long.compare(a.endMs, b.endMs)
+            : a.startMs != b.startMs ? Long.compare(a.startMs, b.startMs)
+            : a.key.firstSeq != b.key.firstSeq ? Long.compare(a.key.firstSeq, b.key.firstSeq)
+            : Long.compare(a.position, b.position);
     private final List<Item> items = new ArrayList<>();
 
     /** One held emission. */

@@ -21,14 +21,14 @@ import java.util.PriorityQueue;
  */
 final class ReorderSessions extends Operator {
     private static final Comparator<Buffered> TIME_ORDER =
-            Comparator.comparingLong((Buffered b) -> b.tMs).thenComparingLong(b -> b.seq);
+            (a, b) -> a.tMs != b.tMs ? Long.compare(a.tMs, b.tMs) : Long.compare(a.seq, b.seq);
     private final long gapMs;
     private final long toleranceMs;
     private final long maxDurationMs;
     private final long maxEvents;
     private final long idleMs;
     private final int slots;
-    private final IdleHeap<RKey> idle;
+    private final IdleQueue<RKey> idle;
     private Pending held; // non-null while a flush of several keys collects its emissions
 
     /** A key: clock, reorder buffer, last released time, open session, last accepted wall. */
@@ -72,8 +72,7 @@ final class ReorderSessions extends Operator {
         maxEvents = spec.maxEvents;
         idleMs = spec.idleTimeoutMs;
         slots = spec.fields.size();
-        idle = idleMs < 0 ? null : new IdleHeap<>(Comparator.comparingLong((RKey k) -> k.idleDeadlineMs)
-                .thenComparingLong(k -> k.firstSeq));
+        idle = idleMs < 0 ? null : new IdleQueue<RKey>(idleMs, slice.wallMs, (a, b) -> 0); // deadline, then first seq
     }
 
     @Override
@@ -105,9 +104,9 @@ final class ReorderSessions extends Operator {
             release(k, cutoff, false);
         }
         closeIfDue(k);
-        if (idle != null && k.heapIndex < 0 && k.active()) {
+        if (idle != null && !k.queued && k.active()) {
             k.idleDeadlineMs = k.lastWallMs + idleMs;
-            idle.push(k);
+            idle.push(k, k.idleDeadlineMs, k.firstSeq);
         }
     }
 
@@ -199,15 +198,15 @@ final class ReorderSessions extends Operator {
         }
         long wall = slice.wallMs;
         held = new Pending();
-        while (!idle.isEmpty() && idle.peek().idleDeadlineMs <= wall) {
-            RKey k = idle.pop();
+        for (RKey k : idle.drainDue(wall)) {
             if (!k.active()) {
                 continue;
             }
             long deadline = k.lastWallMs + idleMs;
             if (deadline > wall) {
                 k.idleDeadlineMs = deadline;
-                idle.push(k);
+                idle.push(k, deadline, k.firstSeq);
+                slice.touch(k);
                 continue;
             }
             flush(k, "idle_timeout");
@@ -230,25 +229,34 @@ final class ReorderSessions extends Operator {
 
     @Override
     void attached(Key key) {
-        RKey k = (RKey) key;
-        if (idle != null && k.active()) {
-            idle.push(k);
+    }
+
+    @Override
+    void restored() {
+        if (idle == null) {
+            return;
+        }
+        idle.clear();
+        idle.startAt(slice.wallMs);
+        for (Key key : slice.keys.values()) {
+            RKey k = (RKey) key;
+            if (k.active()) {
+                idle.push(k, k.idleDeadlineMs, k.firstSeq);
+            }
         }
     }
 
     @Override
     void cleared() {
         if (idle != null) {
-            while (!idle.isEmpty()) {
-                idle.pop();
-            }
+            idle.clear();
         }
     }
 
     @Override
     void detached(Key key) {
         if (idle != null) {
-            idle.remove(key);
+            key.gone = true;
         }
     }
 

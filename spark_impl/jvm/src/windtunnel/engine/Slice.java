@@ -14,7 +14,8 @@ import java.util.List;
  * control step {@code 2*(afterSeq+1)}; {@link #event} feeds one event of this slice's keys at
  * step {@code 2*seq+1} (call {@code wall} first when its arrival moves the clock);
  * {@link #end} flushes every open window and ends the input. Outputs go to an {@link Out} as
- * {@link OutRecord}s. No I/O, threads or static mutable state: slices are independent.
+ * {@link OutRecord}s; {@code emit_index} numbers the outputs of one step in this slice, across
+ * the calls that share the step (several wall movements between two events). No I/O, threads or static mutable state: slices are independent.
  * Raises IllegalArgumentException for a call out of stream order and IllegalStateException for
  * an event after the end of input.
  */
@@ -31,8 +32,8 @@ public final class Slice {
     private final ArrayList<Long> deletedKeys = new ArrayList<>();
     private final OutRecord record = new OutRecord();
     private Out out;
-    private long step;
-    private long emitIndex;
+    long step = -1;
+    long emitIndex;
     private final long[] oneWindow = new long[2];
     /** A reused buffer for output rows. */
     final StringBuilder text = new StringBuilder(128);
@@ -174,8 +175,10 @@ public final class Slice {
     }
 
     private void begin(long step, long afterSeq, Out out) {
-        this.step = step;
-        this.emitIndex = 0;
+        if (step != this.step) { // wall movements (and the end) after one event share its step
+            this.step = step;
+            this.emitIndex = 0;
+        }
         this.afterSeq = afterSeq;
         this.out = out;
     }

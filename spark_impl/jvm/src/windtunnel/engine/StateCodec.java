@@ -225,6 +225,8 @@ public final class StateCodec {
         out.writeLong(slice.lastSeq);
         out.writeBoolean(slice.ended);
         out.writeLong(slice.opened);
+        out.writeLong(slice.step);
+        out.writeLong(slice.emitIndex);
     }
 
     private static String name(int kind) {
@@ -271,6 +273,8 @@ public final class StateCodec {
             slice.lastSeq = in.readLong();
             slice.ended = in.readBoolean();
             slice.opened = in.readLong();
+            slice.step = in.readLong();
+            slice.emitIndex = in.readLong();
             int n = Binary.length(in);
             Map<Long, Key> bySeq = null;
             for (int i = 0; i < n; i++) {
@@ -300,6 +304,7 @@ public final class StateCodec {
                     }
                 }
             }
+            slice.operator.restored();
         } catch (EOFException e) {
             throw new StateFormatException("engine state is truncated");
         } catch (IOException e) {
