@@ -98,9 +98,15 @@ def test_json_texts_python_refuses_are_refused(harness: HarnessProcess, text: st
     assert "error" in harness.ask({"dumps": text})
 
 
+SAME_UNICODE = st.characters(max_codepoint=0x7FF) | st.sampled_from(
+    ["\ud800", "\ue000", "\u2028", "\u3000", "\ufeff", "\u4e2d", "\uac00", "😀", "\U0010ffff", "\U000e0001"]
+)
+"""Characters whose printability Java 17's Unicode tables (13.0) and Python's agree on (repr
+escapes the non-printable ones): ones assigned in newer Unicode versions are left out."""
+
 REPR_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(SAME_UNICODE),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(SAME_UNICODE, max_size=4), inner, max_size=3),
     max_leaves=8,
 )
 

@@ -32,7 +32,7 @@ public final class Aggregates {
     static final int WINDOW_END = 12;
     private static final String[] NAMES = {"count", "count", "sum", "avg", "min", "max", "distinct",
         "count_distinct", "collect", "first", "last", "window_start", "window_end"};
-    private static final int[][] SLOTS = { // long, double, object slots per function
+    static final int[][] SLOTS = { // long, double, object slots per function
         {1, 0, 0}, {1, 0, 0}, {2, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1}, {0, 0, 1}, {0, 0, 1},
         {0, 0, 1}, {0, 0, 1}, {0, 0, 1}, {0, 0, 0}, {0, 0, 0}};
     private static final int MODE_NONE = 0;
@@ -144,7 +144,7 @@ public final class Aggregates {
         allocate(acc);
     }
 
-    private void allocate(Acc acc) {
+    void allocate(Acc acc) {
         acc.l = new long[stride];
         acc.o = objects == 0 ? null : new Object[objects];
     }
@@ -449,83 +449,5 @@ public final class Aggregates {
             return (double) sum / (double) n;
         }
         return PyValues.trueDivide(BigInteger.valueOf(sum), n);
-    }
-
-    // --- state format ---------------------------------------------------------------------
-    /** Writes {@code acc} (as {@link #init} and {@link #add} left it). */
-    void write(Acc acc, java.io.DataOutputStream out) throws java.io.IOException {
-        if (bySlots.length == 0) {
-            write(acc.l, 0, acc.o, 0, out);
-            return;
-        }
-        out.writeInt(acc.rows.size());
-        for (Acc.ByRow row : acc.rows.values()) {
-            for (Object value : row.byValues) {
-                Binary.writeValue(out, value);
-            }
-            write(row.l, 0, row.o, 0, out);
-        }
-    }
-
-    /** Reads accumulators written by {@link #write} into {@code acc}. */
-    void read(Acc acc, java.io.DataInputStream in) throws java.io.IOException {
-        if (bySlots.length == 0) {
-            allocate(acc);
-            read(acc.l, 0, acc.o, 0, in);
-            return;
-        }
-        int n = Binary.length(in);
-        acc.rows = new LinkedHashMap<>(Math.max(4, n * 2));
-        for (int r = 0; r < n; r++) {
-            Object[] values = new Object[bySlots.length];
-            Object[] keys = new Object[bySlots.length];
-            for (int i = 0; i < values.length; i++) {
-                values[i] = Binary.readValue(in);
-                keys[i] = GroupKeys.of(values[i]);
-            }
-            Acc.ByRow row = new Acc.ByRow(values);
-            allocate(row);
-            read(row.l, 0, row.o, 0, in);
-            acc.rows.put(GroupKeys.tuple(keys), row);
-        }
-    }
-
-    /** Writes the window at {@code l[lb..]}, {@code o[ob..]}. */
-    void write(long[] l, int lb, Object[] o, int ob, java.io.DataOutputStream out) throws java.io.IOException {
-        for (int i = 0; i < stride; i++) {
-            out.writeLong(l[lb + i]);
-        }
-        for (int i = 0; i < functions.length; i++) {
-            if (SLOTS[functions[i]][2] == 0) {
-                continue;
-            }
-            Object value = o[ob + oAt[i]];
-            switch (functions[i]) {
-                case DISTINCT, COUNT_DISTINCT -> Binary.writeValue(out,
-                        value == null ? null : new ArrayList<>(((Map<?, ?>) value).values()));
-                default -> Binary.writeValue(out, value);
-            }
-        }
-    }
-
-    /** Reads a window written by {@link #write(long[], int, Object[], int, java.io.DataOutputStream)}. */
-    void read(long[] l, int lb, Object[] o, int ob, java.io.DataInputStream in) throws java.io.IOException {
-        for (int i = 0; i < stride; i++) {
-            l[lb + i] = in.readLong();
-        }
-        for (int i = 0; i < functions.length; i++) {
-            if (SLOTS[functions[i]][2] == 0) {
-                continue;
-            }
-            Object value = Binary.readValue(in);
-            if (value != null && (functions[i] == DISTINCT || functions[i] == COUNT_DISTINCT)) {
-                LinkedHashMap<Object, Object> seen = new LinkedHashMap<>();
-                for (Object member : (List<?>) value) {
-                    seen.putIfAbsent(GroupKeys.of(member), member);
-                }
-                value = seen;
-            }
-            o[ob + oAt[i]] = value;
-        }
     }
 }

@@ -129,7 +129,7 @@ final class CountOperator extends Operator {
         for (Window window : k.windows) {
             out.writeLong(window.start);
             if (aggregates != null) {
-                aggregates.write(window, out);
+                AccState.write(aggregates, window, out);
             }
         }
     }
@@ -142,7 +142,7 @@ final class CountOperator extends Operator {
         for (int i = 0; i < n; i++) {
             Window window = new Window(in.readLong());
             if (aggregates != null) {
-                aggregates.read(window, in);
+                AccState.read(aggregates, window, in);
             }
             k.windows.addLast(window);
         }

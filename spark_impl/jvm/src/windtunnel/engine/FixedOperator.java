@@ -270,9 +270,9 @@ final class FixedOperator extends Operator {
             }
             if (!closed && aggregates != null) {
                 if (aggregates.split()) {
-                    aggregates.write(k.split(i), out);
+                    AccState.write(aggregates, k.split(i), out);
                 } else {
-                    aggregates.write(k.acc, k.accBase(i), k.objs, k.objBase(i), out);
+                    AccState.write(aggregates, k.acc, k.accBase(i), k.objs, k.objBase(i), out);
                 }
             }
         }
@@ -298,11 +298,11 @@ final class FixedOperator extends Operator {
             Acc rows = null;
             if (aggregates != null && aggregates.split() && !closed) {
                 rows = new Acc();
-                aggregates.read(rows, in);
+                AccState.read(aggregates, rows, in);
             }
             k.insert(k.size, start, rows, timer, lastWall, closed);
             if (aggregates != null && !aggregates.split() && !closed) {
-                aggregates.read(k.acc, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
+                AccState.read(aggregates, k.acc, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
             }
         }
         return k;

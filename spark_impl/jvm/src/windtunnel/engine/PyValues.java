@@ -12,9 +12,6 @@ import java.util.Map;
  * correctly rounded conversion and true division, and string order by code point.
  */
 public final class PyValues {
-    private static final BigInteger LONG_MIN = BigInteger.valueOf(Long.MIN_VALUE);
-    private static final BigInteger LONG_MAX = BigInteger.valueOf(Long.MAX_VALUE);
-
     private PyValues() {
     }
 

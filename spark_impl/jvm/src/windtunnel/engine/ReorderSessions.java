@@ -285,7 +285,7 @@ final class ReorderSessions extends Operator {
                     Binary.writeString(out, payload);
                 }
             } else {
-                aggregates.write(s, out);
+                AccState.write(aggregates, s, out);
             }
         }
     }
@@ -314,7 +314,7 @@ final class ReorderSessions extends Operator {
                     s.payloads.add(Binary.readString(in));
                 }
             } else {
-                aggregates.read(s, in);
+                AccState.read(aggregates, s, in);
             }
             k.session = s;
         }
