@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.scenario import Scenario
+from windtunnel.simulator.strategies import scenarios
 
 from .harness import HarnessProcess, Reference, by_step_and_slice, harness_lines
 from .strategies import engine_queries, engine_streams, harness_plans
@@ -76,3 +78,27 @@ def test_session_windows_equal_the_oracle(harness: HarnessProcess, data: st.Data
 @given(data=st.data())
 def test_count_windows_equal_the_oracle(harness: HarnessProcess, data: st.DataObject) -> None:
     check(harness, data, "count")
+
+
+@examples(100)
+@given(
+    scenario=scenarios(
+        kinds=("fixed", "session", "count"), idle_timeouts=True, max_disorder_ms=20_000,
+        allow_null_times=True, with_batches=True, with_advances=True,
+    ),
+    plan=harness_plans(),
+)
+def test_simulator_scenarios_equal_the_oracle(
+    harness: HarnessProcess, scenario: Scenario, plan: tuple[int, tuple[tuple[int, str], ...]]
+) -> None:
+    """The simulator's scenarios (batches, advances, null times; its own shrinking) too."""
+    slices, snapshots = plan
+    expected = Reference(
+        scenario.query, scenario.rules, scenario.items, scenario.time_unit_ms, scenario.start_wall_ms
+    ).records
+    lines = harness_lines(
+        scenario.query, scenario.rules, scenario.items, time_unit_ms=scenario.time_unit_ms,
+        start_wall_ms=scenario.start_wall_ms, slices=slices, snapshots=snapshots,
+    )
+    theirs, mine = by_step_and_slice(expected, harness.run(lines))
+    assert mine == theirs
