@@ -47,6 +47,7 @@ public final class Spec {
     public final long count;
     public final long every;
     private final String text;
+    private final long fingerprint;
 
     private Spec(Map<String, Object> spec, String text) {
         this.text = text;
@@ -97,6 +98,7 @@ public final class Spec {
         if (toleranceMs < 0) {
             throw bad("tolerance_ms", toleranceMs, "must not be negative");
         }
+        fingerprint = digest(text);
     }
 
     /** Parses a spec text; raises IllegalArgumentException naming the key that is wrong. */
@@ -116,6 +118,10 @@ public final class Spec {
 
     /** A fingerprint of the query (SHA-256 of the spec text's canonical JSON, first 8 bytes). */
     public long fingerprint() {
+        return fingerprint;
+    }
+
+    private static long digest(String text) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256")
                     .digest(JsonWriter.canonical(JsonReader.parse(text)).getBytes(StandardCharsets.UTF_8));
