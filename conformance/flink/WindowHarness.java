@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.time.Duration;
-import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,8 +25,6 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
@@ -36,12 +33,7 @@ import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.api.DataTypes;
-import org.apache.flink.table.api.Schema;
-import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
-import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
@@ -52,7 +44,8 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>Input (tab-separated lines, a scenario's lines in stream order):
  * {@code S sid kind size slide gap lateness tolerance} (kind T tumbling, H hopping, S session,
- * C cumulating: size the max size, slide the step), {@code E sid seq key t} (an event),
+ * C cumulating: size the max size, slide the step; c the same on a query of its own),
+ * {@code E sid seq key t} (an event),
  * {@code W sid t} (a scripted watermark).
  *
  * <p>Output: {@code O sid key start end watermark cause seq,seq,...} per window firing (the
@@ -60,11 +53,9 @@ import org.apache.flink.util.OutputTag;
  * cause {@code element} or {@code timer}, from Flink's own trigger, see {@link Tagged}),
  * {@code L sid seq} per element in the late side output.
  *
- * <p>The DataStream API has no cumulating window assigner: a cumulating scenario's branch runs
- * Flink SQL's own {@code CUMULATE} window aggregation over the same events and watermarks (a
- * view with {@code SOURCE_WATERMARK()}), see {@link #cumulate}; its rows come back as firings
- * with cause {@code timer} (the watermark that emitted them), and Flink SQL drops late rows
- * without a side output.
+ * <p>The DataStream API has no cumulating window assigner: cumulating scenarios (kinds C and c)
+ * run on Flink SQL's own {@code CUMULATE} window aggregation over the same events and
+ * watermarks, see {@link CumulateHarness}.
  *
  * <p>Usage: {@code WindowHarness INPUT OUTPUT}. Watermarks are punctuated and deterministic:
  * after every event Flink's own bounded-out-of-orderness formula ({@code max - d - 1}, as in
@@ -279,75 +270,6 @@ public final class WindowHarness {
             .filter(e -> !e.mark);
     }
 
-    /** A duration in milliseconds as a Flink SQL interval literal. */
-    static String interval(long ms) {
-        long days = ms / 86_400_000L;
-        long rest = ms % 86_400_000L;
-        return String.format("INTERVAL '%d %02d:%02d:%02d.%03d' DAY(6) TO SECOND(3)", days,
-            rest / 3_600_000L, rest / 60_000L % 60, rest / 1000 % 60, rest % 1000);
-    }
-
-    /**
-     * A cumulating scenario's branch: its events as a view whose rowtime and watermarks are the
-     * stream's own ({@code SOURCE_WATERMARK()}), and Flink SQL's {@code CUMULATE} window
-     * aggregation over it, grouped by the key index, collecting each window's seqs.
-     */
-    static void cumulate(StreamTableEnvironment tEnv, DataStream<Ev> all, Spec spec) {
-        Table events = tEnv.fromDataStream(watermarked(all, spec), Schema.newBuilder()
-            .columnByMetadata("rt", DataTypes.TIMESTAMP_LTZ(3), "rowtime")
-            .watermark("rt", "SOURCE_WATERMARK()")
-            .build());
-        String view = "cumulate_" + spec.sid;
-        tEnv.createTemporaryView(view, events);
-        Table fired = tEnv.sqlQuery("SELECT `key`, window_start, window_end, "
-            + "LISTAGG(CAST(seq AS STRING)) AS seqs FROM TABLE(CUMULATE(TABLE " + view
-            + ", DESCRIPTOR(rt), " + interval(spec.slide) + ", " + interval(spec.size)
-            + ")) GROUP BY `key`, window_start, window_end");
-        tEnv.toDataStream(fired).transform("firings-" + spec.sid, Types.STRING, new SqlFirings(spec.sid))
-            .sinkTo(new Harness.Collect());
-    }
-
-    /** A SQL window row as an {@code O} line, with the watermark that emitted it. */
-    static final class SqlFirings extends AbstractStreamOperator<String> implements OneInputStreamOperator<Row, String> {
-        private static final long serialVersionUID = 1L;
-        private final int sid;
-        private final List<Row> pending = new ArrayList<>();
-
-        SqlFirings(int sid) {
-            this.sid = sid;
-        }
-
-        @Override
-        public void processElement(StreamRecord<Row> element) {
-            pending.add(element.getValue());
-        }
-
-        private void flush(long watermark) {
-            for (Row row : pending) {
-                Harness.OUT.add("O\t" + sid + "\t" + row.getField("key") + "\t"
-                    + millis(row.getField("window_start")) + "\t" + millis(row.getField("window_end"))
-                    + "\t" + watermark + "\ttimer\t" + row.getField("seqs"));
-            }
-            pending.clear();
-        }
-
-        private static long millis(Object time) {
-            return ((LocalDateTime) time).toInstant(ZoneOffset.UTC).toEpochMilli();
-        }
-
-        @Override
-        public void processWatermark(org.apache.flink.streaming.api.watermark.Watermark mark) throws Exception {
-            flush(mark.getTimestamp());
-            super.processWatermark(mark);
-        }
-
-        @Override
-        public void finish() throws Exception {
-            flush(Long.MAX_VALUE);
-            super.finish();
-        }
-    }
-
     static Map<Integer, Spec> read(String path) throws IOException {
         Map<Integer, Spec> specs = new LinkedHashMap<>();
         try (BufferedReader in = Files.newBufferedReader(Paths.get(path), StandardCharsets.UTF_8)) {
@@ -389,26 +311,27 @@ public final class WindowHarness {
         }
         if (!busy.isEmpty()) {
             StreamExecutionEnvironment env = Harness.environment();
-            StreamTableEnvironment tEnv = null;
-            for (int from = 0; from < busy.size(); from += CHUNK) {
-                List<Spec> chunk = busy.subList(from, Math.min(busy.size(), from + CHUNK));
+            List<Spec> cumulating = new ArrayList<>();
+            List<Spec> windowed = new ArrayList<>();
+            for (Spec spec : busy) {
+                ("C".equalsIgnoreCase(spec.kind) ? cumulating : windowed).add(spec);
+            }
+            for (int from = 0; from < windowed.size(); from += CHUNK) {
+                List<Spec> chunk = windowed.subList(from, Math.min(windowed.size(), from + CHUNK));
                 List<Ev> items = new ArrayList<>();
                 for (Spec spec : chunk) {
                     items.addAll(spec.items);
                 }
                 DataStream<Ev> all = env.fromData(items, TypeInformation.of(Ev.class)).name("scenarios-" + from);
                 for (Spec spec : chunk) {
-                    if ("C".equals(spec.kind)) {
-                        if (tEnv == null) {
-                            tEnv = StreamTableEnvironment.create(env);
-                            tEnv.getConfig().setLocalTimeZone(ZoneOffset.UTC);
-                            tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
-                        }
-                        cumulate(tEnv, all, spec);
-                    } else {
-                        branch(all, spec);
-                    }
+                    branch(all, spec);
                 }
+            }
+            if (!cumulating.isEmpty()) {
+                StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+                tEnv.getConfig().setLocalTimeZone(ZoneOffset.UTC);
+                tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
+                CumulateHarness.build(env, tEnv, cumulating);
             }
             Harness.execute(env, "windtunnel-flink-windows");
         }

@@ -1,7 +1,8 @@
 """The Flink harness JVM (``conformance/flink/server.py``): one per Python process, reused by
 every run, replaced when it dies, stopped at exit; a failing job is one error and leaves the
-JVM usable; a batch of any size runs (scenarios in chunks, one task each). Skipped without
-the ``[flink]`` extra or Java."""
+JVM usable; a batch of any size runs (scenarios in chunks, one task each); cumulating
+scenarios sharing one Flink SQL query get the rows each gets alone. Skipped without the
+``[flink]`` extra or Java."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ from pathlib import Path
 import pytest
 
 from windtunnel.conformance.check import compare_run
+from windtunnel.conformance.differential import canonical
 from windtunnel.conformance.flink import runtime, server
+from windtunnel.conformance.flink.runtime import run_harness
+from windtunnel.conformance.flink.windows import outputs_of, parse, prepare
+from windtunnel.conformance.generate import generate
 from windtunnel.conformance.targets import oracle_outputs
 from windtunnel.oracle.model.errors import EngineUnavailable
-from windtunnel.oracle.model.stream import numbered
+from windtunnel.oracle.model.stream import Watermark, numbered
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 
 AVAILABLE = runtime.flink_lib() is not None and runtime.java_binary() is not None
@@ -90,3 +95,29 @@ def test_the_jvm_stops_when_python_exits() -> None:
                           timeout=120, check=True)
     pid = int(done.stdout.strip())
     assert not Path(f"/proc/{pid}").exists()
+
+
+def test_cumulating_scenarios_sharing_one_query_get_the_rows_each_gets_alone() -> None:
+    # CumulateHarness runs scenarios with one window on one Flink SQL query, one after
+    # another, each moved to a time range of its own; kind c runs each on a query of its own
+    spec = parse_scenario({
+        "profile": "flink", "window": {"kind": "cumulate", "step": 3, "size": 12, "tolerance": 2},
+        "group_by": ["k"], "aggregate": {"n": "count()", "vs": "collect(v)"}, "input": [],
+    })
+    scenarios = list(generate(spec, 24, seed=5))
+    scenarios.append(replace(spec, items=(*numbered([{"ts": -30, "k": "a", "v": 1},
+                                                     {"ts": 40, "k": "a", "v": 2}]),
+                                          Watermark(-100), Watermark(35))))
+
+    def outputs(kind: str) -> list[list[str]]:
+        prepared = [prepare(s, sid) for sid, s in enumerate(scenarios)]
+        lines = [line.replace("\tC\t", f"\t{kind}\t", 1) if line.startswith("S\t") else line
+                 for p in prepared for line in p.lines]
+        firings, late = parse(run_harness("WindowHarness", lines))
+        return [sorted(canonical(o) for o in outputs_of(s.query, p, firings.get(sid, []),
+                                                         late.get(sid, [])))
+                for sid, (s, p) in enumerate(zip(scenarios, prepared, strict=True))]
+
+    shared, alone = outputs("C"), outputs("c")
+    assert sum(map(len, alone)) > 100
+    assert shared == alone
