@@ -10,6 +10,7 @@ from windtunnel.oracle.model.results import Output, Result
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     CountWindows,
+    CumulateWindows,
     FixedWindows,
     Query,
     SessionWindows,
@@ -106,6 +107,7 @@ def register_operator(
 
 
 register_operator(FixedWindows)(FixedOperator)
+register_operator(CumulateWindows, profile="flink")(FixedOperator)  # Flink SQL's CUMULATE
 register_operator(SessionWindows)(session_operator)
 register_operator(CountWindows)(CountOperator)
 register_operator(TrailingWindows)(trailing_operator)

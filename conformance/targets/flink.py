@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from windtunnel.conformance.flink.runtime import classpath, java_or_fail, run_harness
+from windtunnel.conformance.flink.runtime import run_harness, server_command
 from windtunnel.conformance.flink.sql import FlinkSql, emissions_of, feed_lines, load_sql
 from windtunnel.conformance.flink.windows import outputs_of, parse, prepare
 from windtunnel.conformance.targets.base import TargetEntry, TargetRun
@@ -49,8 +49,7 @@ class FlinkTarget:
 
 def flink_target(spark: Any = None) -> FlinkTarget:
     """The ``flink`` target; raises EngineUnavailable without Flink's jars or Java."""
-    classpath()
-    java_or_fail()
+    server_command()
     return FlinkTarget()
 
 
@@ -85,8 +84,7 @@ def flink_sql_target(path: str) -> FlinkSqlTarget:
     """The target for the Flink SQL file ``path``; InvalidSpec for a bad file,
     EngineUnavailable without Flink's jars or Java."""
     sql = load_sql(path)
-    classpath()
-    java_or_fail()
+    server_command()
     return FlinkSqlTarget(sql, name=f"flink-sql:{Path(path).name}")
 
 

@@ -110,6 +110,49 @@ class FixedWindows(WindowSpec):
         first += (-first) % hop
         return range(first, last + 1, hop)
 
+    def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
+        """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by start."""
+        size = self.size_ms
+        return [(start, start + size) for start in self.starts_containing(t_ms)]
+
+
+@dataclass(frozen=True, slots=True)
+class CumulateWindows(WindowSpec):
+    """Cumulating windows (Flink SQL's ``CUMULATE``): each epoch-aligned cycle
+    ``[c, c + size_ms)`` holds the windows ``[c, c + step_ms)``, ``[c, c + 2 * step_ms)``,
+    ..., ``[c, c + size_ms)`` (one start, ends a step apart; half-open). An event at ``t``
+    is in every window of its cycle that ends after ``t``. Raises InvalidSpec for a
+    non-positive step or size, a size that is not a whole multiple of the step, or a
+    negative tolerance.
+    """
+
+    step_ms: int
+    size_ms: int
+    on: str = "ts"
+    tolerance_ms: int = 0
+
+    kind: ClassVar[str] = "cumulate"
+
+    def __post_init__(self) -> None:
+        _positive("window.step", self.step_ms, "give a duration greater than 0, such as 1h")
+        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 1d")
+        if self.size_ms % self.step_ms:
+            raise InvalidSpec(
+                "window.size",
+                format_duration(self.size_ms),
+                f"must be a whole multiple of window.step={format_duration(self.step_ms)}",
+                "make size step times the number of windows per cycle",
+            )
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        _check_on(self.on)
+
+    def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
+        """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by end."""
+        step = self.step_ms
+        start = t_ms - t_ms % self.size_ms  # Python's % floors: negative times too
+        first_end = t_ms - t_ms % step + step
+        return [(start, end) for end in range(first_end, start + self.size_ms + 1, step)]
+
 
 _CALL: Final = re.compile(r"^\s*([a-z_]+)\s*\(\s*([A-Za-z_][\w.]*)?\s*\)\s*$")
 

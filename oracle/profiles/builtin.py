@@ -153,7 +153,7 @@ FLINK = Profile(
         "trailing_late": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
     },
-    kinds=("fixed", "session"),
+    kinds=("fixed", "session", "cumulate"),
     unsupported={
         "idle_timeout": "Flink windows close only by the watermark",
         "max_duration": "Flink's session windows have no cap",

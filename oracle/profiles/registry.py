@@ -82,11 +82,13 @@ def check_supported(profile: Profile, query: Any) -> None:
                 f"remove {option} or use profile {takers or 'flink'}",
             )
     if profile.kinds and kind not in profile.kinds:
+        takers = ", ".join(p.name for p in PROFILES.values() if kind in p.kinds)
         raise InvalidSpec(
             "window.kind",
             kind,
             f"not supported by profile {profile.name}",
-            f"use one of {', '.join(profile.kinds)} or another profile",
+            f"use one of {', '.join(profile.kinds)}, or profile {takers} for {kind}"
+            if takers else f"use one of {', '.join(profile.kinds)} or another profile",
         )
     for option, why in profile.unsupported.items():
         value: Any

@@ -1,9 +1,11 @@
 """The ``flink`` target against the real engine: the ``flink`` profile held to Flink 2.3.
 
 A Hypothesis property draws a batch of streams for tumbling, hopping (gapped too), session
-windows and allowed lateness, runs them all in one JVM (one MiniCluster job, one branch per
-stream) and requires every one to agree with the oracle, emissions and drops. The long run
-is ``python benchmarks/flink_agreement.py``. Skipped without the ``[flink]`` extra or Java.
+and cumulating windows and allowed lateness, runs them all in one job (one branch per stream;
+cumulating windows through Flink SQL's ``CUMULATE``) and requires every one to agree with the
+oracle, emissions and drops. The long run is ``python benchmarks/flink_agreement.py``. The
+Flink SQL examples and their broken twins are checked with one command each. Skipped without
+the ``[flink]`` extra or Java.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ WINDOWS: dict[str, dict[str, Any]] = {
     "tumbling-lateness": {"kind": "fixed", "size": 10, "tolerance": 1, "allowed_lateness": 6},
     "hopping-lateness": {"kind": "fixed", "size": 10, "every": 5, "allowed_lateness": 4},
     "session-lateness": {"kind": "session", "gap": 5, "allowed_lateness": 7},
+    "cumulate": {"kind": "cumulate", "step": 3, "size": 12, "tolerance": 2},
 }
 SPECS = {
     name: parse_scenario({"profile": "flink", "window": window, "group_by": ["k"],
@@ -76,19 +79,25 @@ def test_the_flink_profile_equals_flink(drawn: list[tuple[str, Scenario]]) -> No
 
 @pytest.mark.flink
 @pytest.mark.skipif(not AVAILABLE, reason="needs the [flink] extra and a Java runtime")
-def test_a_flink_sql_job_is_checked_and_its_broken_twin_caught(tmp_path: Path) -> None:
-    spec = str(ROOT / "examples" / "flink-sql" / "clicks.yaml")
-    good = CliRunner().invoke(cli, ["check", spec, "--flink-sql",
-                                    str(ROOT / "examples" / "flink-sql" / "clicks.sql"),
+@pytest.mark.parametrize(
+    "name",
+    [
+        "clicks",  # TUMBLE; broken: a 1 s watermark bound, so 55 (12 s behind 67) is late
+        "running-totals",  # CUMULATE; broken: HOP, whose windows' starts move
+    ],
+)
+def test_a_flink_sql_job_is_checked_and_its_broken_twin_caught(name: str, tmp_path: Path) -> None:
+    folder = ROOT / "examples" / "flink-sql"
+    spec = str(folder / f"{name}.yaml")
+    good = CliRunner().invoke(cli, ["check", spec, "--flink-sql", str(folder / f"{name}.sql"),
                                     "--examples", "0"])
     assert good.exit_code == 0, good.output
     assert "0 divergences" in good.output
     broken = CliRunner().invoke(cli, ["check", spec, "--flink-sql",
-                                      str(ROOT / "examples" / "flink-sql" / "clicks-broken.sql"),
+                                      str(folder / f"{name}-broken.sql"),
                                       "--examples", "0", "--shrink-seconds", "0",
                                       "--out", str(tmp_path)])
     assert broken.exit_code == 1, broken.output
-    # the spec's own input: 55 is 12 s behind 67, late under the broken job's 1 s bound
     assert "counterexample written to" in broken.output
     assert list(tmp_path.glob("*.yaml"))
 
@@ -108,7 +117,8 @@ def test_the_shipped_harness_jar_is_built_from_the_sources_beside_it() -> None:
     assert digest == build_jar.source_digest(build_flink_jar.FLINK_DIR), (
         "a Java source changed: run python tools/build_flink_jar.py"
     )
-    assert {"windtunnel/flink/WindowHarness.class", "windtunnel/flink/SqlHarness.class"} <= names
+    assert {"windtunnel/flink/WindowHarness.class", "windtunnel/flink/SqlHarness.class",
+            "windtunnel/flink/Server.class"} <= names
 
 
 @pytest.mark.parametrize(
