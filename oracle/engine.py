@@ -45,12 +45,13 @@ def stream_outputs(
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
     malformed stream (wall clock going back, seq out of order, items after End).
     """
-    if fixed_fast.eligible(query, rules, profile):
-        return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
-    if count_fast.eligible(query, rules, profile):
-        return count_fast.fast_outputs(query, items, rules, start_wall_ms)
-    if session_fast.eligible(query, rules, profile):
-        return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+    if not query.stages:  # stages before the window run in the driver (windows/stages.py)
+        if fixed_fast.eligible(query, rules, profile):
+            return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+        if count_fast.eligible(query, rules, profile):
+            return count_fast.fast_outputs(query, items, rules, start_wall_ms)
+        if session_fast.eligible(query, rules, profile):
+            return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),

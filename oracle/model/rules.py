@@ -54,6 +54,12 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "session_tick_cut": ("lasted", "after_first_record"),
     "sliding_delay_end": ("closed", "open"),
     "where_emptied": ("emit", "nothing"),
+    # issue 23 (stages before the window)
+    "where_null_equals": ("compared", "unknown"),
+    "filtered_clock": ("ignored", "moves", "pushdown"),
+    "duplicate_clock": ("ignored", "moves"),
+    "dedup_expiry": ("wall", "watermark"),
+    "dedup_late": ("keep", "drop"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -133,6 +139,20 @@ RULE_DOCS: Final[dict[str, str]] = {
     "the engine's current operator) or [t - size, t + delay) (open, its older operator)",
     "where_emptied": "eKuiper: a window whose rows a post-window WHERE removes entirely (empty "
     "windows included) is emitted empty (emit) or produces nothing (nothing, the engine)",
+    "where_null_equals": "the where stage's = and != with a null side compare the null as a value "
+    "(compared, Tenzir's ==) or are unknown, which removes the event (unknown, SQL)",
+    "filtered_clock": "an event the where stage removes does not move the event-time clock "
+    "(ignored), moves it as if delivered (moves, a watermark made at the source), or moves it only "
+    "when the condition reads the window's on field (pushdown, Spark pushes other filters below "
+    "withWatermark)",
+    "duplicate_clock": "an event the deduplicate stage removes does not move the event-time clock "
+    "(ignored) or moves it (moves, the watermark comes before deduplication)",
+    "dedup_expiry": "deduplicate's within runs on the wall clock from the event let through "
+    "(wall) or until the watermark reaches its event time + within (watermark, Spark's "
+    "dropDuplicatesWithinWatermark; checked against the previous micro-batch's watermark)",
+    "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
+    "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
+    "watermark)",
 }
 
 
@@ -174,6 +194,11 @@ class Rules:
     session_tick_cut: str = "lasted"
     sliding_delay_end: str = "closed"
     where_emptied: str = "emit"
+    where_null_equals: str = "compared"
+    filtered_clock: str = "ignored"
+    duplicate_clock: str = "ignored"
+    dedup_expiry: str = "wall"
+    dedup_late: str = "keep"
 
     def __post_init__(self) -> None:
         for f in fields(self):

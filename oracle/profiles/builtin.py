@@ -16,6 +16,7 @@ from windtunnel.oracle.profiles.registry import (
     Profile,
     register,
 )
+from windtunnel.oracle.profiles.stage_sources import stage_sources
 
 
 def _other_engines(engine: str) -> dict[str, str]:
@@ -78,6 +79,7 @@ TENZIR = Profile(
         "trailing_late": "Tenzir 6.20.0, measured (docs/semantics.md T3): size=10s, "
         "trailing=true, events 12241, 8934 drop 8934 as late",
         **_other_engines("Tenzir"),
+        **stage_sources("tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
 )
@@ -98,6 +100,9 @@ FLINK = Profile(
         closed_session="new_session",
         session_ends="gap",
         every_greater_than_size="accept",
+        where_null_equals="unknown",
+        filtered_clock="moves",
+        duplicate_clock="moves",
     ),
     sources={
         "close_at": f'{FLINK_SOURCE}: "A window fires when the watermark reaches end - 1 ms (its '
@@ -138,6 +143,7 @@ FLINK = Profile(
         "merge: EventTimeSessionWindows is a MergingWindowAssigner)",
         "trailing_late": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
+        **stage_sources("flink"),
     },
     kinds=("fixed", "session"),
     unsupported={
@@ -164,6 +170,11 @@ SPARK_PROFILE = Profile(
         session_late="own",
         closed_session="new_session",
         session_ends="gap",
+        where_null_equals="unknown",
+        filtered_clock="pushdown",
+        duplicate_clock="moves",
+        dedup_expiry="watermark",
+        dedup_late="drop",
     ),
     sources={
         "close_at": f'{SPARK}: "Append mode emits (and update mode evicts) a window in batch N iff '
@@ -197,6 +208,7 @@ SPARK_PROFILE = Profile(
         "session_order": f'{SPARK}: "a late row can merge backwards into an open session"',
         "trailing_late": "not applicable (Spark has no trailing windows)",
         **_other_engines("Spark"),
+        **stage_sources("spark"),
     },
     kinds=("fixed", "session"),
     unsupported={
