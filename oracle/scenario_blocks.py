@@ -83,7 +83,7 @@ def parse_fields(value: Any, on: str | None = None) -> tuple[FieldSpec, ...]:
         if choices is not None and not isinstance(choices, list):
             raise InvalidScenario(f"{where}.choices", choices, "must be a list",
                                   "write choices: [a, b, c]")
-        kind = block.get("type", _type_of(choices, where))
+        kind = block["type"] if "type" in block else _type_of(choices, where)
         out.append(FieldSpec(
             str(name), kind, None if choices is None else tuple(choices), block.get("min"),
             block.get("max"), block.get("nulls", 0.0), block.get("duplicates", 0.0),

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Output
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl import batch_exact
@@ -52,6 +53,7 @@ TYPED_COLUMNS = batch_exact.Columns("seq", "arrival_ms")
 
 def check_runs(scenario: Scenario) -> None:
     """Raises InvalidSpec when the fast path does not run ``scenario``'s query."""
+    refuse_stages(scenario.query.stages, "windtunnel's Spark fast path")
     if not batch_exact.eligible(scenario.query, exact_rules(scenario)):
         raise InvalidSpec(
             "--target", "spark-fast",

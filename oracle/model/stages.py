@@ -10,6 +10,7 @@ the window"); the stages themselves only say what to filter and what a duplicate
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -77,3 +78,15 @@ class Deduplicate:
 Stage = Where | Deduplicate
 STAGE_KINDS = ("where", "deduplicate")
 """The stage kinds, as the scenario's top-level keys name them."""
+
+
+def refuse_stages(stages: Sequence[Stage], engine: str) -> None:
+    """Raise InvalidSpec naming the first stage when ``engine`` (which runs no stages before
+    the window) is given any."""
+    if stages:
+        stage = stages[0]
+        raise InvalidSpec(
+            stage.kind, str(stage), f"{engine} does not run stages before the window",
+            "use --engine oracle, or profile: spark (the stock mapping) or a job of your own "
+            "with windtunnel check",
+        )
