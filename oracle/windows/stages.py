@@ -28,6 +28,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, Query
 from windtunnel.oracle.model.stages import Deduplicate, Where
 from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.model.timefmt import time_text
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.windows.watermark import Clocks
 
@@ -113,8 +114,27 @@ class StageRunner:
         return None if late is None else late - self.tolerance_ms
 
     def on_batch_end(self) -> None:
-        """A batch (or a lone event) ended: batch clocks move (rule ``clock_moves``)."""
+        """A batch (or a lone event) ended: batch clocks move (rule ``clock_moves``). Under
+        ``dedup_expiry: watermark`` with batch clocks, keys expire here, as Spark evicts
+        them at the end of a micro-batch with that micro-batch's watermark (D2)."""
+        moves = self._clocks.moves
+        evict = self.rules.dedup_expiry == "watermark" and moves != "event" and self._dedups
+        if evict and moves == "batch":
+            self._evict()
         self._clocks.after_batch_close(self._clocks.batch_end())
+        if evict and moves == "batch_inclusive":
+            self._evict()
+
+    def _evict(self) -> None:
+        now = self._clock.now_ms
+        if now is None:
+            return
+        watermark = now - self.tolerance_ms
+        for dedup in self._dedups.values():
+            gone = [k for k, (expiry, _) in dedup.seen.items()
+                    if expiry is not None and expiry <= watermark]
+            for key in gone:
+                del dedup.seen[key]
 
     def on_watermark(self, to_ms: int) -> None:
         """An injected watermark (docs/semantics.md, W1) moves this clock too."""
@@ -177,18 +197,23 @@ class StageRunner:
         if rules.dedup_late == "drop" and t_ms is not None and watermark is not None and (
             t_ms <= watermark
         ):
+            unit = self.time_unit_ms
             return Removal(Drop(
                 event.seq, "late", (),
-                f"event time {t_ms} is at or behind the watermark {watermark} the "
-                f"{stage.kind} stage drops rows behind (dedup_late: drop)", group,
+                f"event time {time_text(t_ms, unit)} is at or behind the watermark "
+                f"{time_text(watermark, unit)}: the {stage.kind} stage drops such rows first "
+                "(dedup_late: drop)", group,
             ), t_ms)
         key = dedup.key_of(event.payload)
         known = dedup.seen.get(key)
-        now = watermark if by_watermark else wall_ms
+        # a key expires when the clock reaches its expiry; batch watermarks evict at batch end
+        now = wall_ms if not by_watermark else (
+            watermark if self._clocks.moves == "event" else None)
         if known is not None and not (known[0] is not None and now is not None and now >= known[0]):
             expiry, first = known
             until = "for the rest of the stream" if expiry is None else (
-                f"until the {'watermark' if by_watermark else 'wall clock'} reaches {expiry}")
+                f"until the {'watermark' if by_watermark else 'wall clock'} reaches "
+                f"{time_text(expiry, self.time_unit_ms)}")
             drop = Drop(event.seq, "duplicate", (),
                         f"{stage}: {dedup.text(event.payload)} was let through at #{first}, "
                         f"kept {until}", group)
