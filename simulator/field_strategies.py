@@ -73,9 +73,11 @@ def field_values(*, spec: FieldSpec) -> st.SearchStrategy[Any]:
         return st.booleans()
     low, high = spec.bounds
     if spec.type == "int":
-        return st.integers(int(low), int(high))
+        first = int(low)
+        return st.integers(0, int(high) - first).map(lambda n: first + n)
     # hundredths, so that values print short and repeat now and then
-    return st.integers(round(low * 100), round(high * 100)).map(lambda n: n / 100)
+    cents = round(low * 100)
+    return st.integers(0, round(high * 100) - cents).map(lambda n: (cents + n) / 100)
 
 
 def _rate(rate: float) -> st.SearchStrategy[bool]:
