@@ -20,7 +20,9 @@ Fixtures:
 - ``windtunnel_check``: ``check(job_or_target, spec, *, examples=None, profile=None,
   seed=None)`` runs ``windtunnel check`` in the test and fails it with the divergence
   report; defaults from ``--windtunnel-examples``, ``--windtunnel-seed`` and
-  ``--windtunnel-profile``; counterexamples go to ``--windtunnel-out``.
+  ``--windtunnel-profile``; counterexamples go to ``--windtunnel-out``. The spec (a path,
+  its data or a Scenario) may leave ``input`` out, and its ``fields:``, ``where`` and
+  ``deduplicate`` shape the generated streams as for ``windtunnel check``.
 - ``windtunnel_oracle`` (replays a scenario on the oracle) and ``windtunnel_assert_same``
   (fails with a readable diff when two output lists diverge).
 
