@@ -1,9 +1,12 @@
 """Stages before the window on real Spark: the stock mapping (filter,
 dropDuplicatesWithinWatermark, dropDuplicates after withWatermark) equals the oracle's
 ``spark`` profile micro-batch by micro-batch (docs/semantics.md D1-D4 were measured with
-these streams), on written streams and on generated ones; user jobs with stages are
-checked against the spec, a wrong one is caught, and a job reading a field the spec does
-not know is told which."""
+these streams), on written streams and on generated ones; a user job filtering on the
+event time is held to the profile, and a job reading a field the spec does not know is
+told which. The example's jobs (examples/clicks_jobs.py: one holds to
+examples/clicks-dedup.yaml, the other, with its steps swapped, is caught) are checked by
+docs/conformance.md's commands, which tests/test_docs_commands.py runs under the spark
+marker."""
 
 from __future__ import annotations
 
@@ -12,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from windtunnel.cli.main import cli
 from windtunnel.conformance.check import check
 from windtunnel.conformance.targets.spark import job_target, stock_target
 from windtunnel.oracle.engine import replay
@@ -122,11 +123,12 @@ def test_the_written_streams_show_what_the_comments_say() -> None:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("key", [["click_id"], ["click_id", "ts"]], ids=["within-watermark", "with-time"])
-def test_stock_spark_equals_the_spark_profile_on_generated_streams(spark: Any, key: list[str]) -> None:
+def test_stock_spark_equals_the_spark_profile_on_generated_streams(spark: Any) -> None:
+    """The example's spec, with the event time in the key too (dropDuplicatesWithinWatermark
+    on [click_id, ts]): generated streams with repeated keys, redeliveries, test clicks."""
     spec = load_spec(CLICKS)
-    within = 30_000 if key == ["click_id"] else 0
-    query = dataclasses.replace(spec.query, stages=(spec.query.stages[0], Deduplicate(tuple(key), within)))
+    stages = (spec.query.stages[0], Deduplicate(("click_id", "ts"), 30_000))
+    query = dataclasses.replace(spec.query, stages=stages)
     result = check(dataclasses.replace(spec, query=query), stock_target(spark), examples=8, seed=5,
                    shrink_seconds=0)
     assert result.failure is None, result.failure
@@ -159,34 +161,6 @@ def test_a_filter_reading_the_event_time_moves_the_watermark_as_the_profile_says
     assert (3, "late") in [(d.seq, d.reason) for d in replay(scenario).drops]
     result = check(scenario, job_target(filter_on_time, spark), examples=0, shrink_seconds=0)
     assert result.failure is None, result.failure
-
-
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli, ["check", str(CLICKS), *args])
-
-
-@pytest.mark.spark
-def test_the_clicks_job_holds_to_its_spec(spark: Any, monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path) -> None:
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    result = invoke("--job", "clicks_jobs:clicks_per_campaign", "--examples", "6",
-                    "--out", str(tmp_path))
-    assert result.exit_code == 0, result.output
-    assert "checked 7 scenarios against clicks_jobs:clicks_per_campaign (profile spark)" in result.output
-
-
-@pytest.mark.spark
-def test_the_job_with_its_steps_swapped_is_caught(spark: Any, monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    result = invoke("--job", "clicks_jobs:clicks_dedup_first", "--examples", "0",
-                    "--shrink-seconds", "0", "--out", str(tmp_path))
-    assert result.exit_code == 1, result.output
-    # c7's first delivery (cost null) claims its key before the filter: its priced
-    # redelivery is lost, and spring's second minute counts one click instead of two
-    assert '"spring" clicks=2 spend=3' in result.output
-    assert "dropped (filtered)" in result.output
-    assert list(tmp_path.glob("*.yaml")), "the counterexample file"
 
 
 def reads_country(events: DataFrame) -> DataFrame:
