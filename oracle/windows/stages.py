@@ -16,6 +16,7 @@ ended with, for both the late test and which keys have expired.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,14 +58,28 @@ class Removal:
 
 
 class _Dedup:
-    """One deduplicate stage's keys: key -> (expiry, seq let through); expiry None: never."""
+    """One deduplicate stage's keys: key -> (expiry, seq let through), expiry None: never;
+    ``expiring`` is a heap of (expiry, seq, key) for eviction at batch ends."""
 
-    __slots__ = ("read", "seen", "stage")
+    __slots__ = ("expiring", "read", "seen", "stage")
 
     def __init__(self, stage: Deduplicate) -> None:
         self.stage = stage
         self.read = [getter(p) for p in stage.key]
         self.seen: dict[Any, tuple[int | None, int]] = {}
+        self.expiring: list[tuple[int, int, Any]] = []
+
+    def let_through(self, key: Any, expiry: int | None, seq: int) -> None:
+        self.seen[key] = (expiry, seq)
+        if expiry is not None:
+            heapq.heappush(self.expiring, (expiry, seq, key))
+
+    def evict(self, watermark: int) -> None:
+        """Forget the keys whose expiry ``watermark`` reached."""
+        while self.expiring and self.expiring[0][0] <= watermark:
+            expiry, seq, key = heapq.heappop(self.expiring)
+            if self.seen.get(key) == (expiry, seq):
+                del self.seen[key]
 
     def key_of(self, payload: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(hashable(r(payload)) for r in self.read)
@@ -129,12 +144,8 @@ class StageRunner:
         now = self._clock.now_ms
         if now is None:
             return
-        watermark = now - self.tolerance_ms
         for dedup in self._dedups.values():
-            gone = [k for k, (expiry, _) in dedup.seen.items()
-                    if expiry is not None and expiry <= watermark]
-            for key in gone:
-                del dedup.seen[key]
+            dedup.evict(now - self.tolerance_ms)
 
     def on_watermark(self, to_ms: int) -> None:
         """An injected watermark (docs/semantics.md, W1) moves this clock too."""
@@ -219,9 +230,7 @@ class StageRunner:
                         f"kept {until}", group)
             return Removal(drop, t_ms if rules.duplicate_clock == "moves" else None)
         within = stage.within_ms
-        if within is None:
-            dedup.seen[key] = (None, event.seq)
-        else:  # a null time counts as the epoch (Spark, measured: D2)
-            start = ((t_ms or 0) if by_watermark else wall_ms)
-            dedup.seen[key] = (start + within, event.seq)
+        # a null time counts as the epoch (Spark, measured: D2)
+        start = (t_ms or 0) if by_watermark else wall_ms
+        dedup.let_through(key, None if within is None else start + within, event.seq)
         return None
