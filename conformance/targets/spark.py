@@ -133,7 +133,10 @@ class JobTarget:
         found: dict[int, TargetRun] = {}
         for query, members in by_query.items():
             chosen = [scenarios[i] for i in members]
-            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched)
+            # a deduplication remembers keys from one scenario into the next when they
+            # share a query (Spark's state is the query's): one query per scenario then
+            batched = self.batched and not any(s.kind == "deduplicate" for s in query.stages)
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, batched)
             for index, scenario, run in zip(members, chosen, runs, strict=True):
                 indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
                 found[index] = TargetRun(

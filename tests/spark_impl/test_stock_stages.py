@@ -135,6 +135,28 @@ def test_stock_spark_equals_the_spark_profile_on_generated_streams(spark: Any) -
     assert result.checked == 9
 
 
+# Two scenarios with the same click_id: run in one shared query, the second one's c1 would
+# be a duplicate of the first's (the deduplication's state is the query's), so a spec with
+# a deduplicate stage runs one query per scenario.
+SHARED = """
+profile: spark
+time_unit: s
+window: {size: 60, tolerance: 30}
+group_by: campaign
+aggregate: {clicks: count()}
+deduplicate: {key: [click_id]}
+input: [{ts: FIRST, click_id: c1, campaign: x}, {ts: 200, click_id: OTHER, campaign: x}]
+"""
+
+
+@pytest.mark.spark
+def test_scenarios_of_a_deduplicating_spec_do_not_share_keys(spark: Any) -> None:
+    first = scenario_of(SHARED.replace("FIRST", "50").replace("OTHER", "c2"))
+    second = scenario_of(SHARED.replace("FIRST", "5").replace("OTHER", "c3"))
+    runs = stock_target(spark).run_many([first, second])
+    assert [[dict(e.row) for e in run.outputs] for run in runs] == [[{"clicks": 1}]] * 2
+
+
 # A filter that reads the event-time column stays above withWatermark: the row it removes
 # (x@25: ts < 20 is false, v > 0 true) still moves the watermark, so c@3 is late.
 PUSHED = """
