@@ -18,7 +18,7 @@ from windtunnel.conformance.report import input_lines, render, summary
 from windtunnel.conformance.targets import known_targets, stand_in_of, target_named
 from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.model.stream import End
-from windtunnel.oracle.scenario import load_scenario, load_yaml
+from windtunnel.oracle.scenario import load_spec, load_yaml
 
 SHOWN_ITEMS = 8
 SHOWN_WIDTH = 110
@@ -117,7 +117,7 @@ def check_command(
             "--job", job, "lacks :function (the job function in the module)",
             f"write --job {job}:FUNCTION, naming your job(events) -> DataFrame in {job}",
         )
-    scenario = load_scenario(spec)
+    scenario = load_spec(spec)
     name = job if job is not None else target or "spark"
     rerun = f"--job {job}" if job is not None else f"--target {name}"
     chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)

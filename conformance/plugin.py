@@ -22,7 +22,9 @@ Fixtures:
   report; defaults from ``--windtunnel-examples``, ``--windtunnel-seed`` and
   ``--windtunnel-profile``; counterexamples go under pytest's temporary directory
   (``--windtunnel-out DIR`` for a folder of your own); the failure and the terminal
-  summary name each file.
+  summary name each file. The spec (a path, its data or a Scenario) may leave ``input``
+  out, and its ``fields:``, ``where`` and ``deduplicate`` shape the generated streams as
+  for ``windtunnel check``.
 - ``windtunnel_oracle`` (replays a scenario on the oracle) and ``windtunnel_assert_same``
   (fails with a readable diff when two output lists diverge).
 

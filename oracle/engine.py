@@ -49,12 +49,13 @@ def stream_outputs(
     """
     if profile in PROFILES:
         check_supported(PROFILES[profile], query)
-    if fixed_fast.eligible(query, rules, profile):
-        return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
-    if count_fast.eligible(query, rules, profile):
-        return count_fast.fast_outputs(query, items, rules, start_wall_ms)
-    if session_fast.eligible(query, rules, profile):
-        return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+    if not query.stages:  # stages before the window run in the driver (windows/stages.py)
+        if fixed_fast.eligible(query, rules, profile):
+            return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+        if count_fast.eligible(query, rules, profile):
+            return count_fast.fast_outputs(query, items, rules, start_wall_ms)
+        if session_fast.eligible(query, rules, profile):
+            return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),

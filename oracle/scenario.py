@@ -8,7 +8,7 @@ value and saying how to fix it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.conditions import parse_condition
 from windtunnel.oracle.model.errors import InvalidScenario, InvalidSpec
+from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     Aggregation,
@@ -32,6 +33,7 @@ from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Wat
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 from windtunnel.oracle.model.yaml_safe import load_yaml
 from windtunnel.oracle.profiles import Profile, profile_named
+from windtunnel.oracle.scenario_blocks import parse_fields, parse_stages
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -45,6 +47,9 @@ TOP_LEVEL_KEYS = (
     "group_by",
     "aggregate",
     "aggregate_by",
+    "where",
+    "deduplicate",
+    "fields",
     "input",
     "expect",
 )
@@ -53,7 +58,9 @@ RESERVED_ITEM_KEYS = ("event", "at", "advance", "batch", "watermark", "end")
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A parsed scenario: everything an engine needs to replay it."""
+    """A parsed scenario: everything an engine needs to replay it. ``fields`` are the
+    declared event fields (``fields:``), what generated streams draw beside the ones the
+    query reads."""
 
     name: str
     query: Query
@@ -65,6 +72,7 @@ class Scenario:
     expect: Expectation | None = None
     description: str = ""
     rule_overrides: Mapping[str, str] = field(default_factory=dict)
+    fields: tuple[FieldSpec, ...] = ()
 
     @property
     def time_unit_ms(self) -> int:
@@ -78,8 +86,18 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(read_scenario_data(path), default_name=path.stem)
 
 
-def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
-    """Build a Scenario from already-decoded YAML/JSON data."""
+def load_spec(path: str | Path) -> Scenario:
+    """Read a spec: a scenario file whose ``input`` may be left out (``windtunnel check``
+    generates the streams); raises InvalidScenario as :func:`load_scenario` does."""
+    path = Path(path)
+    return parse_scenario(read_scenario_data(path), default_name=path.stem, require_input=False)
+
+
+def parse_scenario(
+    data: Any, default_name: str = "scenario", *, require_input: bool = True
+) -> Scenario:
+    """Build a Scenario from already-decoded YAML/JSON data; ``require_input`` False reads a
+    spec (no ``input`` means no items)."""
     if not isinstance(data, Mapping):
         raise InvalidScenario(
             "scenario", data, "must be a mapping", "start the file with name:, window:, input:"
@@ -117,11 +135,18 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
             aggregate=_aggregate(data.get("aggregate")),
             aggregate_by=_names(data.get("aggregate_by"), "aggregate_by"),
         )
+    stages = parse_stages(data, time_unit)
+    if stages:
+        query = replace(query, stages=stages)
+    fields = parse_fields(data.get("fields"), query.window.on)
     start_wall = data.get("start_wall", 0)
     start_wall_ms = parse_timestamp_ms(start_wall, "start_wall", time_unit)
-    if "input" not in data:
-        raise InvalidScenario("input", None, "is required", "add input: with a list of events")
-    items = parse_items(data["input"], time_unit, start_wall_ms)
+    if "input" not in data and require_input:
+        raise InvalidScenario(
+            "input", None, "is required",
+            "add input: with a list of events (windtunnel check reads a spec without one)",
+        )
+    items = parse_items(data.get("input", []), time_unit, start_wall_ms)
     expect = (
         parse_expectation(data["expect"], time_unit) if data.get("expect") is not None else None
     )
@@ -139,6 +164,7 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
         expect=expect,
         description=str(data.get("description", "")),
         rule_overrides=dict(overrides),
+        fields=fields,
     )
 
 
@@ -444,6 +470,7 @@ __all__ = [
     "InvalidSpec",
     "Scenario",
     "load_scenario",
+    "load_spec",
     "load_yaml",
     "parse_scenario",
 ]

@@ -47,6 +47,8 @@ def covered(query: Query, rules: Rules, *, profile: str = "tenzir") -> str | Non
     if differing:
         name = differing[0]
         return f"rules.{name}={getattr(rules, name)}"
+    if query.stages:
+        return "stages before the window (where, deduplicate)"
     window = query.window
     if isinstance(window, TrailingWindows | TrailingCountWindows):
         return "trailing windows"

@@ -44,6 +44,7 @@ from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.plan import PathChoice
@@ -94,6 +95,7 @@ class JobSpec:
             check_stock(self.query, self.rules)
         else:
             check_rules(self.rules, self.profile)
+            refuse_stages(self.query.stages, "windtunnel's Spark jobs (windtunnel run)")
 
 
 def spec_of(spec: JobSpec | Scenario | Query) -> JobSpec:

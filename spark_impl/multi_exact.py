@@ -27,6 +27,7 @@ from typing import Any
 from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.feed import Feed, Row, feed
 from windtunnel.spark_impl.operator import check_rules, chunked, spread_labels
@@ -65,6 +66,7 @@ class ExactRun:
 def exact_rules(scenario: Scenario) -> Rules:
     """The rules the exact operator runs ``scenario`` under: its own for a ``tenzir``
     scenario (InvalidSpec for rules it cannot run), else the default profile's."""
+    refuse_stages(scenario.query.stages, "windtunnel's exact Spark operator")
     if scenario.profile.name == "tenzir":
         check_rules(scenario.rules)
         return scenario.rules

@@ -17,6 +17,7 @@ from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.spark_impl.processor import make_steps, run_batch
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
 from windtunnel.spark_impl.stateful import WindowProcessor
@@ -170,6 +171,7 @@ def apply_window(
     Raises InvalidSpec for non-default-profile rules or an unknown group_by column.
     """
     check_rules(rules)
+    refuse_stages(query.stages, "windtunnel's exact Spark operator")
     spark = df.sparkSession
     if buckets is None:
         buckets = default_buckets(spark)

@@ -44,11 +44,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.errors import append_mode_fix, cause_line
+from windtunnel.spark_impl.job_columns import DECLARED_TYPES, missing_column_error
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.stock import StockPlan, payload_schema, plan_stock
@@ -105,16 +107,20 @@ def _leaves(struct: T.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[tu
     return out
 
 
-def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]]) -> T.StructType:
+def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]],
+                 fields: Sequence[FieldSpec] = ()) -> T.StructType:
     """The ``events`` columns for these payloads: every field typed from its values, the
     fields the query reads as :func:`~windtunnel.spark_impl.stock.payload_schema` types
-    them (mixed types there are an input error), the ``on`` field a timestamp."""
+    them (mixed types there are an input error), every declared field (``fields``) of its
+    declared type, present or not, the ``on`` field a timestamp."""
     names = sorted({k for p in payloads for k in p})
     schema = T.StructType(
         [T.StructField(n, _value_type([p.get(n) for p in payloads])) for n in names]
     )
     for path, kind in _leaves(payload_schema(query, payloads)):
         schema = _with_type(schema, path, kind)
+    for field in fields:
+        schema = _with_type(schema, field.path.split("."), DECLARED_TYPES[field.type])
     return _with_type(schema, query.window.on.split("."), T.TimestampType())
 
 
@@ -407,7 +413,7 @@ def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
         check_job_spec(scenario.query)
         plan = plan_stock(scenario)
         payloads = [e.payload for e in events_of(plan.items)]
-        schema = event_schema(scenario.query, payloads)
+        schema = event_schema(scenario.query, payloads, scenario.fields)
         plans.append(plan)
         key = (scenario.query, scenario.time_unit_ms, schema.json())
         groups.setdefault(key, []).append(index)
@@ -441,6 +447,9 @@ def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
     except InvalidSpec:
         raise
     except Exception as exc:  # the user's code: one line naming it
+        missing = missing_column_error(exc, job_name, [f.name for f in schema.fields])
+        if missing is not None:
+            raise missing from None
         raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
                           "fix the job function") from None
     out, shape = shaped(result, query, job_name)

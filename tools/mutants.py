@@ -29,6 +29,7 @@ class Mutant:
             raise ValueError(f"mutant {self.id!r}: needs an id, a change and tests")
 
 
+STAGES = ("tests/oracle/test_stages.py",)
 FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_rules.py",
              "tests/oracle/test_metamorphic.py")
 FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
@@ -251,6 +252,30 @@ MUTANTS: tuple[Mutant, ...] = (
         '        end_of_input="flush",\n        session_gap="inclusive",\n        session_order="merge",',
         "the spark profile flushes open windows at end of input",
         ("tests/oracle/test_spark_profile.py", "tests/oracle/test_profiles_properties.py"),
+    ),
+    Mutant(
+        "dedup-late-strict",
+        "oracle/windows/stages.py",
+        "t_ms <= watermark",
+        "t_ms < watermark",
+        "Spark's deduplication keeps a row exactly at the previous micro-batch's watermark",
+        STAGES,
+    ),
+    Mutant(
+        "duplicate-leaves-the-clock",
+        "oracle/windows/stages.py",
+        'return Removal(drop, t_ms if rules.duplicate_clock == "moves" else None)',
+        "return Removal(drop, None)",
+        "a duplicate never moves the watermark (Spark's and Flink's do)",
+        STAGES,
+    ),
+    Mutant(
+        "dedup-expires-inside-a-batch",
+        "oracle/windows/stages.py",
+        'watermark if self._clocks.moves == "event" else None)',
+        "watermark)",
+        "a key whose expiry the watermark reached is forgotten inside the micro-batch, not at its end",
+        STAGES,
     ),
     Mutant(
         "spark-rows-in-arrival-order",

@@ -34,6 +34,7 @@ from windtunnel.conformance.targets.base import (
 )
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 
 
@@ -117,6 +118,7 @@ class ProductionTarget:
                     "windtunnel's Spark operators run the default profile (tenzir)",
                     "check against --target spark-stock for profile spark, or --profile tenzir",
                 )
+            refuse_stages(scenario.query.stages, "windtunnel's production Spark operator")
             rules = scenario.profile.rules.with_overrides(dict(scenario.rule_overrides))
             reason = covered(scenario.query, rules)
             if reason is not None:  # input errors before Spark starts
@@ -162,7 +164,10 @@ class JobTarget:
         found: dict[int, TargetRun] = {}
         for query, members in by_query.items():
             chosen = [scenarios[i] for i in members]
-            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched)
+            # a deduplication remembers keys from one scenario into the next when they
+            # share a query (Spark's state is the query's): one query per scenario then
+            batched = self.batched and not any(s.kind == "deduplicate" for s in query.stages)
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, batched)
             for index, scenario, run in zip(members, chosen, runs, strict=True):
                 indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
                 found[index] = TargetRun(

@@ -57,6 +57,12 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     # issue 22 (the real Flink engine)
     "watermark_formula": ("minus_tolerance", "bounded_out_of_orderness"),
     "no_window_late": ("no_window", "late"),
+    # issue 23 (stages before the window)
+    "where_null_equals": ("compared", "unknown"),
+    "filtered_clock": ("ignored", "moves", "pushdown"),
+    "duplicate_clock": ("ignored", "moves"),
+    "dedup_expiry": ("wall", "watermark"),
+    "dedup_late": ("keep", "drop"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -142,6 +148,20 @@ RULE_DOCS: Final[dict[str, str]] = {
     "no_window_late": "an event in no window (between gapped windows, or before 0) is dropped as "
     "no_window (no_window), or as late when it is also behind the watermark (late: Flink sends "
     "it to the late side output, isElementLate)",
+    "where_null_equals": "the where stage's = and != with a null side compare the null as a value "
+    "(compared, Tenzir's ==) or are unknown, which removes the event (unknown, SQL)",
+    "filtered_clock": "an event the where stage removes does not move the event-time clock "
+    "(ignored), moves it as if delivered (moves, a watermark made at the source), or moves it only "
+    "when the condition reads the window's on field (pushdown, Spark pushes other filters below "
+    "withWatermark)",
+    "duplicate_clock": "an event the deduplicate stage removes does not move the event-time clock "
+    "(ignored) or moves it (moves, the watermark comes before deduplication)",
+    "dedup_expiry": "deduplicate's within runs on the wall clock from the event let through "
+    "(wall) or until the watermark reaches its event time + within (watermark, Spark's "
+    "dropDuplicatesWithinWatermark; checked against the previous micro-batch's watermark)",
+    "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
+    "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
+    "watermark)",
 }
 
 
@@ -185,6 +205,11 @@ class Rules:
     where_emptied: str = "emit"
     watermark_formula: str = "minus_tolerance"
     no_window_late: str = "no_window"
+    where_null_equals: str = "compared"
+    filtered_clock: str = "ignored"
+    duplicate_clock: str = "ignored"
+    dedup_expiry: str = "wall"
+    dedup_late: str = "keep"
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -12,6 +12,7 @@ from typing import ClassVar, Final
 
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.stages import Deduplicate, Stage, Where
 from windtunnel.oracle.model.timeparse import format_duration
 
 NOW: Final[str] = "now()"
@@ -223,19 +224,28 @@ class Aggregation:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A windowed query: window kind, keys, and aggregation.
+    """A windowed query: stages before the window, window kind, keys, and aggregation.
 
     ``aggregate`` None means pass-through: each delivered event is emitted as it
     arrives. ``aggregate_by`` splits each window's rows by those fields (TQL's
-    ``summarize severity, events=count()``).
+    ``summarize severity, events=count()``). ``stages`` (``Where``, ``Deduplicate``) run
+    in order on each event before the window (:mod:`windtunnel.oracle.model.stages`).
     """
 
     window: WindowSpec
     group_by: tuple[str, ...] = ()
     aggregate: tuple[Aggregation, ...] | None = None
     aggregate_by: tuple[str, ...] = field(default=())
+    stages: tuple[Stage, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.stages, tuple) or not all(
+            isinstance(s, Where | Deduplicate) for s in self.stages
+        ):
+            raise InvalidSpec(
+                "stages", self.stages, "must be a tuple of Where and Deduplicate stages",
+                "give stages=(Where(parse_condition('x > 0', 'where')),)",
+            )
         for name, paths in (("group_by", self.group_by), ("aggregate_by", self.aggregate_by)):
             if not isinstance(paths, tuple) or not all(isinstance(p, str) and p for p in paths):
                 raise InvalidSpec(

@@ -18,6 +18,7 @@ from windtunnel.oracle.profiles.registry import (
     Profile,
     register,
 )
+from windtunnel.oracle.profiles.stage_sources import stage_sources
 
 
 def _other_engines(engine: str) -> dict[str, str]:
@@ -84,6 +85,7 @@ TENZIR = Profile(
         "no_window_late": f'{TENZIR_PAGE}: "`every` must not be greater than `size`." (no '
         "gaps; kept default)",
         **_other_engines("Tenzir"),
+        **stage_sources("tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
 )
@@ -107,6 +109,9 @@ FLINK = Profile(
         every_greater_than_size="accept",
         watermark_formula="bounded_out_of_orderness",
         no_window_late="late",
+        where_null_equals="unknown",
+        filtered_clock="moves",
+        duplicate_clock="moves",
     ),
     sources={
         "watermark_formula": f'{FLINK_WATERMARKS}: "output.emitWatermark(new Watermark('
@@ -152,6 +157,7 @@ FLINK = Profile(
         "merge: EventTimeSessionWindows is a MergingWindowAssigner)",
         "trailing_late": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
+        **stage_sources("flink"),
     },
     kinds=("fixed", "session", "cumulate"),
     unsupported={
@@ -179,6 +185,11 @@ SPARK_PROFILE = Profile(
         session_late="own",
         closed_session="new_session",
         session_ends="gap",
+        where_null_equals="unknown",
+        filtered_clock="pushdown",
+        duplicate_clock="moves",
+        dedup_expiry="watermark",
+        dedup_late="drop",
     ),
     sources={
         "close_at": f'{SPARK}: "Append mode emits (and update mode evicts) a window in batch N iff '
@@ -216,6 +227,7 @@ SPARK_PROFILE = Profile(
         "no_window_late": "window() requires slideDuration <= windowDuration (no gaps; kept "
         "default)",
         **_other_engines("Spark"),
+        **stage_sources("spark"),
     },
     kinds=("fixed", "session"),
     unsupported={

@@ -41,8 +41,9 @@ class Profile:
     ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
     kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
     window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
-    aggregate) or ``ungrouped_session`` to why the engine cannot express it; ``options``
-    lists the opt-in window options (:data:`OPT_IN_OPTIONS`) the profile accepts.
+    aggregate) or ``ungrouped_session`` or a stage before the window (``where``,
+    ``deduplicate``) to why the engine cannot express it; ``options`` lists the opt-in
+    window options (:data:`OPT_IN_OPTIONS`) the profile accepts.
     """
 
     name: str
@@ -98,6 +99,11 @@ def check_supported(profile: Profile, query: Any) -> None:
         elif option == "ungrouped_session":
             used = kind == "session" and not query.group_by
             where, value, fix = "group_by", [], "add group_by: [user]"
+        elif option in ("where", "deduplicate"):  # stages before the window
+            found = [s for s in getattr(query, "stages", ()) if s.kind == option]
+            used = bool(found)
+            value = str(found[0]) if found else None
+            where, fix = option, f"remove {option}: or use another profile"
         else:
             value = getattr(window, f"{option}_ms", getattr(window, option, None))
             used = value is not None and (option != "tolerance" or value != 0)

@@ -157,12 +157,20 @@ class FixedOperator(Operator):
                 window.last_wall_ms = ctx.wall_ms
         if delivered == 0 and bounds:
             out.append(self._late_drop(event, t_ms, missed, key, group.value))
+        self._observe(clock, t_ms, ctx, out)
+
+    def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        """D3: an event removed before the window moves the clock as a delivered one does."""
+        self._observe(self._stream_clock or self._state(group).clock, t_ms, ctx, out)
+
+    def _observe(self, clock: Clock, t_ms: int, ctx: Context, out: list[Output]) -> None:
         # rule: the clock is the largest timestamp seen so far (events in no window too)
         if not self._per_event:  # rule clock_moves: batch, batch_inclusive
             if clock.seen_ms is None or t_ms > clock.seen_ms:
                 clock.seen_ms = t_ms
                 self._dirty[clock] = None
             return
+        now = clock.late_ms
         if now is None or t_ms > now:
             clock.now_ms = clock.late_ms = clock.seen_ms = t_ms
             self._close(self._due([clock]), "close", ctx, out)

@@ -164,6 +164,12 @@ class SessionOperator(Operator):
         if self.clocks.observe(clock, t_ms):
             self._close(self._due([clock]), "close", ctx, out)
 
+    def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        """D3: an event removed before the window moves the clock as a delivered one does."""
+        clock = self._key(group).clock
+        if self.clocks.observe(clock, t_ms):
+            self._close(self._due([clock]), "close", ctx, out)
+
     def _late(
         self, key: SessionKey, joined: list[Session], t_ms: int, seq: int, group: Any
     ) -> Drop | None:

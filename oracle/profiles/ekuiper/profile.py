@@ -34,6 +34,7 @@ from windtunnel.oracle.profiles.ekuiper.windows import (
     SessionOperator,
     SlidingOperator,
 )
+from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
 from windtunnel.oracle.scenario import duration, window_kind
 from windtunnel.oracle.windows.driver import Context, Operator
 
@@ -139,8 +140,10 @@ EKUIPER = register(
             "rule late_test; a sliding window itself drops nothing)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
+            **stage_sources("ekuiper"),
         },
         kinds=("fixed", "session", "count", "trailing", "ekuiper"),
+        unsupported=STAGE_UNSUPPORTED["ekuiper"],
     )
 )
 

@@ -27,6 +27,7 @@ from windtunnel.oracle.profiles.kdb.count_windows import (
     split_on_value,
 )
 from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator, KdbTimeWindows
+from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
 from windtunnel.oracle.scenario import duration, window_kind
 
 KDB_PAGE = "https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html"
@@ -95,9 +96,11 @@ KDB = register(
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '
             'exceeds the period" (read as >=: the sliding example emits at three consecutive '
             "ticks, K9)",
+            **stage_sources("kdb"),
         },
         kinds=("fixed", "count", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global",
                "kdb_timer"),
+        unsupported=STAGE_UNSUPPORTED["kdb"],
     )
 )
 
