@@ -104,9 +104,12 @@ def end_notes(
         )
     else:
         why = "Kafka has no end of input" if kafka else "--no-end: the input has no end"
+        what = ("windows still open when the run stopped (those of the latest events, at least) "
+                "were" if counted is None else
+                f"{counted:,} window{'' if counted == 1 else 's'} still open when the run stopped "
+                f"{'was' if counted == 1 else 'were'}")
         notes.append(
-            f"windows still open when the run stopped (those of the latest events, at least) "
-            f"were not emitted: {why}; they close when later records move the clock past them"
+            f"{what} not emitted: {why}; they close when later records move the clock past them"
         )
     if report.checkpoint:
         notes.append(f"their state is kept in {report.checkpoint}: run again with --checkpoint "

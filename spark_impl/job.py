@@ -231,7 +231,8 @@ class JobReport:
     """True when ``timeout_s`` stopped the query."""
     open_windows: int | None = None
     """Windows not emitted when the run stopped (their state is in the checkpoint), where
-    the run can count them (the stock mapping of ``profile: spark``); None: not counted."""
+    the run can count them (the production path and the stock mapping of ``profile:
+    spark``); None: not counted."""
 
     @property
     def rows_in(self) -> int:
@@ -411,7 +412,7 @@ def _run_production(
         timeout_s=timeout_s, on_batch=report, clock=clock, tick_ms=tick_ms,
     )
     seen = tuple(BatchProgress(*entry) for entry in progress.batches)
-    return JobReport(seen, checkpoint, timed_out)
+    return JobReport(seen, checkpoint, timed_out, open_windows=progress.open_windows)
 
 
 def local_path(location: str) -> str:

@@ -30,6 +30,8 @@ class Mutant:
 
 
 STAGES = ("tests/oracle/test_stages.py",)
+JAVA_ENGINE = ("tests/spark_impl/engine/test_engine_examples.py",
+               "tests/spark_impl/engine/test_engine_oracle.py")
 FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_rules.py",
              "tests/oracle/test_metamorphic.py")
 FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
@@ -292,6 +294,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(0))",
         "the stock mapping ignores tolerance (watermark delay 0)",
         ("tests/spark_impl/test_stock.py::test_a_generated_disordered_stream",),
+    ),
+    Mutant(
+        "java-late-strict",
+        "spark_impl/jvm/src/windtunnel/engine/FixedOperator.java",
+        "while (start <= last && start + sizeMs + closeOffsetMs <= now) {",
+        "while (start <= last && start + sizeMs + closeOffsetMs < now) {",
+        "the Java engine delivers an event to a window whose close point the clock reached",
+        JAVA_ENGINE,
+    ),
+    Mutant(
+        "java-close-strict",
+        "spark_impl/jvm/src/windtunnel/engine/FixedOperator.java",
+        "while (k.size > 0 && k.start(0) + sizeMs + closeOffsetMs <= now) {",
+        "while (k.size > 0 && k.start(0) + sizeMs + closeOffsetMs < now) {",
+        "the Java engine closes a window only once the clock passes end + tolerance",
+        JAVA_ENGINE,
+    ),
+    Mutant(
+        "java-session-gap-exclusive",
+        "spark_impl/jvm/src/windtunnel/engine/ReorderSessions.java",
+        "tMs > s.lastMs + gapMs // rule session_gap: inclusive",
+        "tMs >= s.lastMs + gapMs // rule session_gap: inclusive",
+        "the Java engine starts a new session for an event exactly gap after the last one",
+        JAVA_ENGINE,
     ),
 )
 """Every mutant, in the order the runner tries them."""

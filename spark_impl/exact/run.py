@@ -34,9 +34,11 @@ harnesses that run many scenarios at once)."""
 
 @dataclass(slots=True)
 class Progress:
-    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms)."""
+    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms), and the
+    windows open after the last one (None before the first)."""
 
     batches: list[tuple[int, int, int, int]] = field(default_factory=list)
+    open_windows: int | None = None
 
 
 def typed_columns(source: DataFrame, time_field: str | None, pass_through: bool) -> list[str] | None:
@@ -157,7 +159,8 @@ def run_production(
         started = time.monotonic()
         now_ms = int(time.time() * 1000) if system else -(2**63)
         output.write(run, df, int(batch_id), now_ms)
-        rows_in, rows_out = (int(v) for v in run.commit(int(batch_id)))
+        rows_in, rows_out, open_windows = (int(v) for v in run.commit(int(batch_id)))
+        progress.open_windows = open_windows
         entry = (int(batch_id), rows_in, rows_out, int((time.monotonic() - started) * 1000))
         progress.batches.append(entry)
         if on_batch is not None:

@@ -136,6 +136,18 @@ def test_run_writes_the_oracle_outputs_with_progress(spark: Any, files: Path) ->
     assert sorted(_oracle_lines()) == sorted(_lines(rows))
 
 
+@pytest.mark.spark
+def test_a_run_without_end_counts_the_windows_it_left_open(spark: Any, files: Path) -> None:
+    # without the end row b's [10s,20s) (its record at 12000) stays open; the idle windows
+    # of a and b closed at wall 12000
+    result = invoke("run", str(files / "spec.yaml"), str(files / "stream"), "--no-end",
+                    "--out", str(files / "out"), "--checkpoint", str(files / "checkpoint"))
+    assert result.exit_code == 0, result.output
+    assert "path: production" in result.output or "tiny: 2 micro-batches" in result.output
+    assert "1 window still open when the run stopped was not emitted: --no-end" in result.output
+    assert f"their state is kept in {files / 'checkpoint'}" in result.output
+
+
 def _oracle_lines() -> list[str]:
     from windtunnel.oracle.engine import run
     from windtunnel.oracle.model.results import to_jsonl_line

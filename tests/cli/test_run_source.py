@@ -61,8 +61,16 @@ def test_only_json_objects_make_the_sample() -> None:
             "3 windows were still open when the input stopped: stock Spark emits a window once "
             "the watermark passes its end and has no end of input, so they are not emitted",
             "without --checkpoint their state went with this run"]),
+        (Report(10, "ck", 1200), {"ended": False, "kafka": False, "stock": False}, [
+            "1,200 windows still open when the run stopped were not emitted: --no-end: the "
+            "input has no end; they close when later records move the clock past them",
+            "their state is kept in ck: run again with --checkpoint ck to go on"]),
+        (Report(10, "ck", 1), {"ended": False, "kafka": True, "stock": False}, [
+            "1 window still open when the run stopped was not emitted: Kafka has no end of "
+            "input; they close when later records move the clock past them",
+            "their state is kept in ck: run again with --checkpoint ck to go on"]),
     ],
-    ids=["ended", "nothing-read", "kafka", "stock"],
+    ids=["ended", "nothing-read", "kafka", "stock", "counted", "one"],
 )
 def test_notes_on_open_windows(report: Report, options: dict[str, bool], expected: list[str]) -> None:
     assert end_notes(report, Held(10), available_now=True, **options) == expected

@@ -114,6 +114,11 @@ final class CountOperator extends Operator {
     }
 
     @Override
+    int openWindows(Key key) {
+        return ((CountKey) key).windows.size();
+    }
+
+    @Override
     void cleared() {
     }
 

@@ -235,6 +235,18 @@ final class FixedOperator extends Operator {
     }
 
     @Override
+    int openWindows(Key key) {
+        FixedKey k = (FixedKey) key;
+        int open = 0;
+        for (int i = 0; i < k.size; i++) {
+            if (!k.idleClosed(i)) {
+                open++;
+            }
+        }
+        return open;
+    }
+
+    @Override
     void cleared() {
         if (idle != null) {
             idle.clear();

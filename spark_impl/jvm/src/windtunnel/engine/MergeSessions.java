@@ -296,6 +296,11 @@ final class MergeSessions extends Operator {
     }
 
     @Override
+    int openWindows(Key key) {
+        return ((MKey) key).open.size();
+    }
+
+    @Override
     void cleared() {
         idle.clear();
     }

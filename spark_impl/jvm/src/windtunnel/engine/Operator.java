@@ -46,6 +46,9 @@ abstract class Operator {
     void restored() {
     }
 
+    /** How many windows of {@code key} are open (opened, not yet emitted or closed). */
+    abstract int openWindows(Key key);
+
     /** Every key left at once (end of input): slice-wide indexes empty. */
     abstract void cleared();
 

@@ -246,6 +246,12 @@ final class ReorderSessions extends Operator {
         }
     }
 
+    /** The key's session, or events still held in its reorder buffer, count as one window. */
+    @Override
+    int openWindows(Key key) {
+        return ((RKey) key).active() ? 1 : 0;
+    }
+
     @Override
     void cleared() {
         if (idle != null) {

@@ -65,6 +65,15 @@ public final class Slice {
         return keys.size();
     }
 
+    /** How many windows are open over all keys (a session still in a reorder buffer: one). */
+    public long openWindows() {
+        long open = 0;
+        for (Key key : keys.values()) {
+            open += operator.openWindows(key);
+        }
+        return open;
+    }
+
     /**
      * The stream's wall clock moves to {@code wallMs} (never back; equal is no movement) after
      * event {@code afterSeq} (-1: before any); open windows idle that long close.

@@ -40,6 +40,10 @@ final class EngineAdapter {
     return new Slice(spec);
   }
 
+  long openWindows(Object state) {
+    return ((Slice) state).openWindows();
+  }
+
   long wall(Object state) {
     return ((Slice) state).wallMs();
   }

@@ -109,7 +109,7 @@ public final class ExactRun {
   }
 
   /** Records version {@code version} (every slice written) with the micro-batch's rows in and
-   * out, and returns them as {rows in, rows out}; throws StateError when a slice did not
+   * out, and returns them as {rows in, rows out, windows open after it}; throws StateError when a slice did not
    * report (its task never ran: the outputs were not computed). */
   public long[] commit(long version) throws IOException {
     long base = baseOf(version);
@@ -118,6 +118,7 @@ public final class ExactRun {
     boolean[] seen = new boolean[plan.slices];
     long rowsIn = 0;
     long rowsOut = 0;
+    long open = 0;
     long lastSeq = previous == null ? -1 : StateStore.readCommit(conf.get(), root, base).lastSeq;
     List<long[]> got = reports.value();
     for (long[] report : got) {
@@ -126,6 +127,7 @@ public final class ExactRun {
         seen[slice] = true;
         rowsIn += report[1];
         rowsOut += report[2];
+        open += report[5];
         files[slice] = report[3];
         lastSeq = Math.max(lastSeq, report[4]);
       }
@@ -152,7 +154,7 @@ public final class ExactRun {
     if (previous != null && previous.length != files.length) {
       throw new StateError("slice count changed between versions " + base + " and " + version);
     }
-    return new long[] {rowsIn, rowsOut};
+    return new long[] {rowsIn, rowsOut, open};
   }
 
   /** Forgets this run's slices in this JVM's cache (the query stopped). */

@@ -116,7 +116,11 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     if (TaskContext.get() != null) {
       // rows read: the slice's events, and the control rows (every slice gets each) once
       long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
-      reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq});
+      long open = 0;
+      for (Object state : lanes.values()) {
+        open += engine.openWindows(state);
+      }
+      reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq, open});
     }
     if (fileFormat != null) {
       if (!out.isEmpty()) {
