@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from windtunnel.simulator.outputs import Progress, _quiet, write_spark_dir
+from windtunnel.simulator.outputs import Progress, no_progress, write_spark_dir
 from windtunnel.simulator.payloads import Table, payload_json
 from windtunnel.simulator.simulation import TAG_NAMES, Simulation
 from windtunnel.simulator.truth import TRUTH_NAMES
@@ -46,7 +46,7 @@ def column_lines(simulation: Simulation, table: Table) -> list[str]:
     ]
 
 
-def write_jsonl_columns(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def write_jsonl_columns(simulation: Simulation, path: Path, progress: Progress = no_progress) -> None:
     """One JSON object per record with the payload's fields as top-level keys."""
     with path.open("w", encoding="utf-8") as out:
         for table in simulation.chunks():
@@ -85,7 +85,7 @@ def column_schema(simulation: Simulation, columns: dict[str, Any]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def write_parquet_columns(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def write_parquet_columns(simulation: Simulation, path: Path, progress: Progress = no_progress) -> None:
     """A Parquet file of typed columns (:func:`column_schema`), one row group per chunk."""
     writer: pq.ParquetWriter | None = None
     try:
@@ -104,7 +104,7 @@ def write_parquet_columns(simulation: Simulation, path: Path, progress: Progress
 
 
 def write_spark_dir_columns(
-    simulation: Simulation, path: Path, progress: Progress = _quiet
+    simulation: Simulation, path: Path, progress: Progress = no_progress
 ) -> None:
     """A Spark stream directory (as ``spark-dir``) of typed-column JSON lines."""
     write_spark_dir(simulation, path, progress, column_lines)

@@ -35,7 +35,7 @@ Progress = Callable[[int], None]
 FORMATS: Final = ("scenario", "jsonl", "parquet", "spark-dir")
 
 
-def _quiet(n: int) -> None:
+def no_progress(n: int) -> None:
     """No progress reporting."""
 
 
@@ -94,7 +94,7 @@ def _item_lines(simulation: Simulation, drops: list[tuple[int, str]]) -> Iterato
             yield f'{{"at": {value}}}'
 
 
-def write_scenario(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def write_scenario(simulation: Simulation, path: Path, progress: Progress = no_progress) -> None:
     """A scenario file (JSON for ``.json``, else YAML) with the stream as ``input`` and the
     ground-truth drops as ``expect.drops``; ``windtunnel replay`` checks them."""
     header = scenario_header(simulation)
@@ -125,7 +125,7 @@ def write_scenario(simulation: Simulation, path: Path, progress: Progress = _qui
             out.writelines(f"    - {line}\n" for line in drop_lines)
 
 
-def write_jsonl(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def write_jsonl(simulation: Simulation, path: Path, progress: Progress = no_progress) -> None:
     """One JSON object per record: the Kafka record columns plus seq, arrival_ms, truth, tag."""
     columns = KafkaColumns(simulation)
     with path.open("wb") as out:
@@ -135,7 +135,7 @@ def write_jsonl(simulation: Simulation, path: Path, progress: Progress = _quiet)
             progress(len(lines))
 
 
-def write_parquet(simulation: Simulation, path: Path, progress: Progress = _quiet) -> None:
+def write_parquet(simulation: Simulation, path: Path, progress: Progress = no_progress) -> None:
     """A Parquet file with :data:`PARQUET_SCHEMA`, one row group per chunk."""
     columns = KafkaColumns(simulation)
     with pq.ParquetWriter(path, PARQUET_SCHEMA) as writer:
@@ -167,7 +167,7 @@ def _chunk_bytes(
 def write_spark_dir(
     simulation: Simulation,
     path: Path,
-    progress: Progress = _quiet,
+    progress: Progress = no_progress,
     lines_of: Callable[[Simulation, Table], list[str]] | None = None,
 ) -> None:
     """One JSON lines file per batch (``batch-00000000.jsonl``, ...), modification times

@@ -175,3 +175,39 @@ def test_module_strings_count_as_imports(tmp_path: Path) -> None:
 
 def test_the_cycle_test_finds_cycles() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def private_imports(path: Path) -> list[str]:
+    """``from windtunnel.x import _name`` and ``module._name`` on an imported windtunnel module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("windtunnel"):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.module}.{alias.name}")
+                aliases.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("windtunnel") and alias.asname:
+                    aliases.add(alias.asname)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_private_names_cross_modules() -> None:
+    # a module's _names are its own: another module that needs one gets a public name
+    offenders = {name: found for name, path in modules() if (found := private_imports(path))}
+    assert offenders == {}
+
+
+def test_the_private_name_check_sees_both_forms(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("from windtunnel.oracle.model import spec\nfrom windtunnel.oracle.x import _y\n"
+                    "spec._positive(1)\n")
+    assert private_imports(path) == ["windtunnel.oracle.x._y", "spec._positive"]

@@ -130,7 +130,7 @@ def _ekuiper_aggregation(tokens: Tokens, item: SelectItem, on: str) -> Aggregati
     return aggregation(tokens, item, (*SQL_AGGREGATES, "window_start", "window_end"))
 
 
-def _condition(tokens: Tokens, stops: tuple[str, ...], where: str) -> Condition:
+def condition_until(tokens: Tokens, stops: tuple[str, ...], where: str) -> Condition:
     """The condition text from here to a stop word or an unmatched ``)``."""
     start = tokens.peek()
     depth = 0
@@ -170,7 +170,7 @@ def parse_ekuiper_sql(text: str, field: str = "query", *, on: str = NOW, latenes
             tokens.fail("expected a stream name", tokens.items[tokens.pos - 1])
     where = None
     if tokens.take_word("WHERE"):
-        where = _condition(tokens, ("GROUP",), f"{field}: WHERE")
+        where = condition_until(tokens, ("GROUP",), f"{field}: WHERE")
     tokens.expect_word("GROUP")
     tokens.expect_word("BY")
     group_by: list[str] = []
@@ -194,15 +194,15 @@ def parse_ekuiper_sql(text: str, field: str = "query", *, on: str = NOW, latenes
         if tokens.take_word("FILTER"):
             tokens.expect("(")
             tokens.expect_word("WHERE")
-            conditions["filter"] = _condition(tokens, (), f"{field}: FILTER")
+            conditions["filter"] = condition_until(tokens, (), f"{field}: FILTER")
             tokens.expect(")")
         elif tokens.take_word("OVER"):
             tokens.expect("(")
             tokens.expect_word("WHEN")
-            conditions["when"] = _condition(tokens, (), f"{field}: OVER (WHEN)")
+            conditions["when"] = condition_until(tokens, (), f"{field}: OVER (WHEN)")
             tokens.expect(")")
         elif tokens.take_word("HAVING"):
-            conditions["having"] = _condition(tokens, ("ORDER",), f"{field}: HAVING")
+            conditions["having"] = condition_until(tokens, ("ORDER",), f"{field}: HAVING")
         elif tokens.take_word("ORDER"):
             _order_by(tokens)
         else:

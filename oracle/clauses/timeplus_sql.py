@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from windtunnel.oracle.clauses.sql import SQL_AGGREGATES, _condition, aggregation, select_items
+from windtunnel.oracle.clauses.sql import SQL_AGGREGATES, aggregation, condition_until, select_items
 from windtunnel.oracle.clauses.tokens import Tokens
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import NOW, Query
@@ -146,7 +146,7 @@ def parse_timeplus_sql(text: str, field: str = "query") -> Query:
         partition_by = _keys(tokens)
     where = None
     if tokens.take_word("WHERE"):
-        where = _condition(tokens, ("GROUP", "EMIT", "SETTINGS"), f"{field}: WHERE")
+        where = condition_until(tokens, ("GROUP", "EMIT", "SETTINGS"), f"{field}: WHERE")
     group_by = list(partition_by)
     if tokens.take_word("GROUP"):
         tokens.expect_word("BY")

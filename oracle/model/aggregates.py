@@ -123,7 +123,7 @@ class Aggregator:
         key = tuple(hashable(v) for v in by_values)
         entry = state.get(key)
         if entry is None:
-            entry = state[key] = (by_values, [_column(a) for a in self.aggregations])
+            entry = state[key] = (by_values, [new_column(a) for a in self.aggregations])
         for column, get in zip(entry[1], self._getters, strict=True):
             column.add(None if get is None else get(payload))
 
@@ -146,7 +146,7 @@ class Aggregator:
         return rows
 
 
-def _column(aggregation: Aggregation) -> Column:
+def new_column(aggregation: Aggregation) -> Column:
     """``count()`` without a field counts events; with a field, its non-null values."""
     if aggregation.function == "count" and aggregation.field is None:
         return Column("count_events")

@@ -19,14 +19,14 @@ NOW: Final[str] = "now()"
 """The ``on`` value that windows by arrival wall clock instead of a payload field."""
 
 
-def _positive(name: str, value: int, fix: str) -> None:
+def check_positive(name: str, value: int, fix: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidSpec(name, value, "must be an integer number of milliseconds", fix)
     if value <= 0:
         raise InvalidSpec(name, value, "must be positive", fix)
 
 
-def _non_negative(name: str, value: int, fix: str) -> None:
+def check_non_negative(name: str, value: int, fix: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidSpec(name, value, "must be an integer number of milliseconds", fix)
     if value < 0:
@@ -35,12 +35,12 @@ def _non_negative(name: str, value: int, fix: str) -> None:
 
 def _check_lateness(allowed_lateness_ms: int | None) -> None:
     if allowed_lateness_ms is not None:
-        _non_negative(
+        check_non_negative(
             "window.allowed_lateness", allowed_lateness_ms, "give 0s or a positive duration"
         )
 
 
-def _check_on(on: str) -> None:
+def check_on(on: str) -> None:
     if not isinstance(on, str) or not on.strip() or any(not p for p in on.split(".")):
         raise InvalidSpec(
             "window.on", on, "must name an event-time field", 'use a field such as "ts" or "now()"'
@@ -82,9 +82,9 @@ class FixedWindows(WindowSpec):
     kind: ClassVar[str] = "fixed"
 
     def __post_init__(self) -> None:
-        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 10min")
+        check_positive("window.size", self.size_ms, "give a duration greater than 0, such as 10min")
         if self.every_ms is not None:
-            _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+            check_positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
             if self.every_ms > self.size_ms and not self.allow_gaps:
                 raise InvalidSpec(
                     "window.every",
@@ -92,11 +92,11 @@ class FixedWindows(WindowSpec):
                     f"must not be greater than window.size={format_duration(self.size_ms)}",
                     "lower every, raise size, or omit every for tumbling windows",
                 )
-        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        check_non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
-            _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+            check_positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
         _check_lateness(self.allowed_lateness_ms)
-        _check_on(self.on)
+        check_on(self.on)
 
     @property
     def hop_ms(self) -> int:
@@ -135,8 +135,8 @@ class CumulateWindows(WindowSpec):
     kind: ClassVar[str] = "cumulate"
 
     def __post_init__(self) -> None:
-        _positive("window.step", self.step_ms, "give a duration greater than 0, such as 1h")
-        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 1d")
+        check_positive("window.step", self.step_ms, "give a duration greater than 0, such as 1h")
+        check_positive("window.size", self.size_ms, "give a duration greater than 0, such as 1d")
         if self.size_ms % self.step_ms:
             raise InvalidSpec(
                 "window.size",
@@ -144,8 +144,8 @@ class CumulateWindows(WindowSpec):
                 f"must be a whole multiple of window.step={format_duration(self.step_ms)}",
                 "make size step times the number of windows per cycle",
             )
-        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
-        _check_on(self.on)
+        check_non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        check_on(self.on)
 
     def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
         """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by end."""
@@ -300,16 +300,16 @@ class SessionWindows(WindowSpec):
     kind: ClassVar[str] = "session"
 
     def __post_init__(self) -> None:
-        _positive("window.gap", self.gap_ms, "give a duration greater than 0, such as 30s")
+        check_positive("window.gap", self.gap_ms, "give a duration greater than 0, such as 30s")
         if self.max_duration_ms is not None:
-            _positive("window.max_duration", self.max_duration_ms, "give a positive duration")
+            check_positive("window.max_duration", self.max_duration_ms, "give a positive duration")
         if self.max_events is not None:
             _positive_count("window.max_events", self.max_events)
-        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        check_non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
-            _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+            check_positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
         _check_lateness(self.allowed_lateness_ms)
-        _check_on(self.on)
+        check_on(self.on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,11 +368,11 @@ class TrailingWindows(WindowSpec):
     kind: ClassVar[str] = "trailing"
 
     def __post_init__(self) -> None:
-        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 5min")
+        check_positive("window.size", self.size_ms, "give a duration greater than 0, such as 5min")
         if self.every_ms is not None:
-            _positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
-        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
-        _check_on(self.on)
+            check_positive("window.every", self.every_ms, "give a duration greater than 0, such as 1min")
+        check_non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        check_on(self.on)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from windtunnel.oracle.model.aggregates import Aggregator, Column, _column
+from windtunnel.oracle.model.aggregates import Aggregator, Column, new_column
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
@@ -51,7 +51,7 @@ class Rows:
         assert self.query.aggregate is not None
         row: dict[str, Any] = dict.fromkeys(self.query.aggregate_by)
         for aggregation in self.query.aggregate:
-            column: Column = _column(aggregation)
+            column: Column = new_column(aggregation)
             row[aggregation.name] = column.result(start_ms, end_ms)
         return row
 

@@ -13,7 +13,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.model.spec import NOW, WindowSpec, _check_on, _non_negative, _positive
+from windtunnel.oracle.model.spec import (
+    NOW,
+    WindowSpec,
+    check_non_negative,
+    check_on,
+    check_positive,
+)
 
 EKUIPER_UNITS_MS: Final[dict[str, int]] = {
     "dd": 86_400_000, "hh": 3_600_000, "mi": 60_000, "ss": 1_000, "ms": 1,
@@ -97,26 +103,26 @@ class EkuiperWindows(WindowSpec):
                               f"use one of {', '.join(EKUIPER_WINDOWS)}")
         unit_of(self.unit, "window.unit")
         zone(self.timezone)
-        _check_on(self.on)
-        _non_negative("window.lateness", self.lateness_ms, "give 0s or a positive duration")
-        _non_negative("window.delay", self.delay_ms, "give 0 or a positive delay")
+        check_on(self.on)
+        check_non_negative("window.lateness", self.lateness_ms, "give 0s or a positive duration")
+        check_non_negative("window.delay", self.delay_ms, "give 0 or a positive delay")
         if self.window in ("tumbling", "hopping", "sliding"):
             if self.size_ms is None:
                 raise InvalidSpec("window.size", None, f"is required for {self.window} windows",
                                   "write e.g. TUMBLINGWINDOW(ss, 10)")
-            _positive("window.size", self.size_ms, "give a positive length")
+            check_positive("window.size", self.size_ms, "give a positive length")
         if self.window == "hopping":
             if self.hop_ms is None:
                 raise InvalidSpec("window.hop", None, "is required for hopping windows",
                                   "write HOPPINGWINDOW(ss, 10, 5)")
-            _positive("window.hop", self.hop_ms, "give a positive hop")
+            check_positive("window.hop", self.hop_ms, "give a positive hop")
         if self.window == "session":
             if self.timeout_ms is None or self.max_duration_ms is None:
                 raise InvalidSpec("window.timeout", self.timeout_ms,
                                   "session windows need a timeout and a maximum duration",
                                   "write SESSIONWINDOW(ss, 10, 2): max duration 10, timeout 2")
-            _positive("window.timeout", self.timeout_ms, "give a positive timeout")
-            _positive("window.max_duration", self.max_duration_ms, "give a positive duration")
+            check_positive("window.timeout", self.timeout_ms, "give a positive timeout")
+            check_positive("window.max_duration", self.max_duration_ms, "give a positive duration")
         if self.window == "count":
             if self.count is None or isinstance(self.count, bool) or self.count < 1:
                 raise InvalidSpec("window.count", self.count, "must be a whole number >= 1",

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.spec import NOW, CountWindows, Query, WindowSpec, _positive
+from windtunnel.oracle.model.spec import NOW, CountWindows, Query, WindowSpec, check_positive
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.window_rows import EMPTY_ROW_FLAG, Rows
@@ -119,7 +119,7 @@ class KdbTimerWindows(WindowSpec):
     kind: ClassVar[str] = "kdb_timer"
 
     def __post_init__(self) -> None:
-        _positive("window.period", self.period_ms, "give a duration such as 5s")
+        check_positive("window.period", self.period_ms, "give a duration such as 5s")
         if self.count_trigger is not None:
             _count("window.count_trigger", self.count_trigger, "give 10000")
         _flag("window.accept_dictionaries", self.accept_dictionaries)

@@ -16,7 +16,14 @@ from typing import Any, ClassVar
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Output, WindowRef
-from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, WindowSpec, _check_on, _positive
+from windtunnel.oracle.model.spec import (
+    NOW,
+    FixedWindows,
+    Query,
+    WindowSpec,
+    check_on,
+    check_positive,
+)
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.oracle.windows.driver import Context, Group, Operator
@@ -53,9 +60,9 @@ class KdbTimeWindows(WindowSpec):
     kind: ClassVar[str] = "kdb_sliding"
 
     def __post_init__(self) -> None:
-        _positive("window.period", self.period_ms, "give a duration such as 10s")
+        check_positive("window.period", self.period_ms, "give a duration such as 10s")
         if self.duration_ms is not None:
-            _positive("window.duration", self.duration_ms, "give a duration such as 10s")
+            check_positive("window.duration", self.duration_ms, "give a duration such as 10s")
             if self.period_ms > self.duration_ms:
                 raise InvalidSpec(
                     "window.period",
@@ -76,7 +83,7 @@ class KdbTimeWindows(WindowSpec):
             raise InvalidSpec(
                 "window.count_trigger", self.count_trigger, "must be an integer >= 1", "give 10000"
             )
-        _check_on(self.on)
+        check_on(self.on)
         if self.time_assigner is not None:
             if not callable(self.time_assigner):
                 raise InvalidSpec("window.time_assigner", self.time_assigner, "must be callable",

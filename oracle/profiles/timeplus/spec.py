@@ -13,7 +13,7 @@ from typing import ClassVar, Final
 
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.model.spec import WindowSpec, _check_on, _non_negative, _positive
+from windtunnel.oracle.model.spec import WindowSpec, check_non_negative, check_on, check_positive
 from windtunnel.oracle.model.timeparse import format_duration
 
 WEEK_MS: Final = 7 * 86_400_000
@@ -57,14 +57,14 @@ class EmitPolicy:
     def __post_init__(self) -> None:
         if self.mode not in EMIT_MODES:
             raise InvalidSpec("emit", self.mode, "unknown emit mode", "use close or update")
-        _non_negative("emit.delay", self.delay_ms, "give 0s or a positive delay")
+        check_non_negative("emit.delay", self.delay_ms, "give 0s or a positive delay")
         if self.timeout_ms is not None:
-            _positive("emit.timeout", self.timeout_ms, "give a positive timeout such as 3s")
+            check_positive("emit.timeout", self.timeout_ms, "give a positive timeout such as 3s")
             if self.mode != "close":
                 raise InvalidSpec("emit.timeout", self.timeout_ms, "only with AFTER WINDOW CLOSE",
                                   "write EMIT TIMEOUT 3s")
         if self.batch_ms is not None:
-            _positive("emit.batch", self.batch_ms, "give a positive interval such as 1s")
+            check_positive("emit.batch", self.batch_ms, "give a positive interval such as 1s")
             if self.mode != "update":
                 raise InvalidSpec("emit.batch", self.batch_ms, "only with ON UPDATE",
                                   "write EMIT ON UPDATE WITH BATCH 1s")
@@ -146,12 +146,12 @@ class TimeplusWindows(WindowSpec):
         if self.window not in TIMEPLUS_WINDOWS:
             raise InvalidSpec("window.window", self.window, "unknown Timeplus window",
                               f"use one of {', '.join(TIMEPLUS_WINDOWS)}")
-        _positive("window.size", self.size_ms, "give an interval such as 5s")
+        check_positive("window.size", self.size_ms, "give an interval such as 5s")
         if self.window == "hop":
             if self.hop_ms is None:
                 raise InvalidSpec("window.hop", None, "is required for hop windows",
                                   "write hop(stream, ts, 1s, 5s)")
-            _positive("window.hop", self.hop_ms, "give an interval such as 1s")
+            check_positive("window.hop", self.hop_ms, "give an interval such as 1s")
             if self.hop_ms > self.size_ms:
                 raise InvalidSpec(
                     "window.hop", format_duration(self.hop_ms),
@@ -165,8 +165,8 @@ class TimeplusWindows(WindowSpec):
             if self.window != "session":
                 raise InvalidSpec("window.max_size", self.max_size_ms, "only for session windows",
                                   "remove it")
-            _positive("window.max_size", self.max_size_ms, "give an interval such as 1m")
-        _check_on(self.on)
+            check_positive("window.max_size", self.max_size_ms, "give an interval such as 1m")
+        check_on(self.on)
 
     @property
     def step_ms(self) -> int:
