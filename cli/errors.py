@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import signal
+import socketserver
 import sys
 import threading
 import traceback
@@ -47,14 +48,23 @@ def _is_debug() -> bool:
 
 @contextlib.contextmanager
 def quiet_logging(debug: bool) -> Iterator[None]:
-    """Python logging off while the block runs (unless ``debug``), restored after."""
+    """Python logging off while the block runs (unless ``debug``), restored after; so are the
+    tracebacks socket servers print from their threads (PySpark's accumulator and
+    data-source servers, when Ctrl-C reaches the JVM first and their connections break)."""
     previous = logging.root.manager.disable
+    handle_error = socketserver.BaseServer.handle_error
     if not debug:
         logging.disable(logging.CRITICAL)
+        socketserver.BaseServer.handle_error = _no_traceback  # type: ignore[method-assign]
     try:
         yield
     finally:
         logging.disable(previous)
+        socketserver.BaseServer.handle_error = handle_error  # type: ignore[method-assign]
+
+
+def _no_traceback(self: Any, request: Any, client_address: Any) -> None:
+    """A request a socket server's thread failed on: said nothing (the CLI names the cause)."""
 
 
 def _raise_terminated(signum: int, frame: Any) -> NoReturn:

@@ -117,7 +117,7 @@ def test_ctrl_c_during_check_stops_spark_and_exits_130(tmp_path: Path) -> None:
     time.sleep(2)  # into the first query of generated streams
     assert running.interrupt() == 130
     assert running.lines[-1] == "windtunnel: interrupted (Ctrl-C); Spark stopped"
-    assert len(running.lines) <= 3, running.lines  # the estimate, one progress line, this
+    assert len(running.lines) <= 3, "\n".join(running.lines)  # the estimate, one progress line, this
     assert not any("Traceback" in line or "py4j" in line for line in running.lines)
     assert not (tmp_path / ".hypothesis").exists()
     leftovers = [p.name for p in Path(env["TMPDIR"]).iterdir() if p.name != "windtunnel-spark.log"]

@@ -67,13 +67,14 @@ def test_a_query_the_production_operator_does_not_cover_exits_before_spark() -> 
 
 @pytest.mark.spark
 def test_a_broken_operator_is_caught(windtunnel_spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the operator's drops lost on the way out: the check must fail
+    # the operator's drops mislabelled on the way out: the check must fail
     from windtunnel.spark_impl.harness import production
 
-    original = production.outputs_in_order
+    original = production.output_of
     monkeypatch.setattr(
-        production, "outputs_in_order",
-        lambda rows: [o for o in original(rows) if o.type != "drop"],
+        production, "output_of",
+        lambda record: original({**record, "reason": "no_window"} if record.get("type") == "drop"
+                                else record),
     )
     late = TUMBLING + "  - {event: {ts: 3, k: 2}}\n"  # key 2's clock is 26: late
     result = check(scenario(late), target_named("spark", windtunnel_spark), examples=0, shrink_seconds=1)
