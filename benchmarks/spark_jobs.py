@@ -18,6 +18,8 @@ Sides, each timed from query start to termination, best of ``--repeat``:
 - ``stock``: what a Spark user writes: ``withWatermark(time, tolerance)`` +
   ``groupBy(window(...) | session_window(...), key).agg(...)``, append mode, the HDFS-backed
   state store, into the ``noop`` sink (its cheapest sink);
+- ``stock-parquet``: the same stock query into Spark's Parquet file sink (what a job that
+  keeps its results writes; the production side writes Parquet files too);
 - ``production``: ``run_job(spec, dataframe_source(stream), Sink("parquet", dir))`` as a
   user calls it: the JVM operator, partitioned by key slice, state on the checkpoint, output
   Parquet files written and published before the clock stops;
@@ -179,6 +181,18 @@ def run_stock(spark: Any, shape: Shape, directory: Path) -> float:
     return timed(writer.start)
 
 
+def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS)
+    out = shape.stock(stream(spark, directory, shape.string_keys))
+    root = Path(tempfile.mkdtemp(prefix="bench-stock-parquet-"))
+    writer = (
+        out.writeStream.format("parquet").outputMode("append").option("path", str(root / "out"))
+        .option("checkpointLocation", str(root / "ckpt"))
+        .trigger(availableNow=True)
+    )
+    return timed(writer.start)
+
+
 def run_production(spark: Any, shape: Shape, directory: Path) -> float:
     from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.sources import dataframe_source
@@ -208,6 +222,7 @@ def run_general(spark: Any, shape: Shape, directory: Path) -> float:
 
 SIDES: dict[str, Callable[[Any, Shape, Path], float]] = {
     "stock": run_stock,
+    "stock-parquet": run_stock_parquet,
     "production": run_production,
     "general": run_general,
 }
@@ -223,7 +238,7 @@ def measure(cores: int, names: list[str], events: int | None, keys: int | None, 
     chosen = shapes(events, keys)
     root = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
     results: dict[str, dict[str, float]] = {}
-    sides = ["stock", "production"] + (["general"] if general else [])
+    sides = ["stock", "stock-parquet", "production"] + (["general"] if general else [])
     for name in names:
         shape = chosen[name]
         data = root / name
@@ -246,6 +261,8 @@ def report(results: dict[str, dict[str, float]], cores: int) -> None:
         stock = rates["stock"]
         for side, rate in rates.items():
             ratio = "" if side == "stock" else f"  {rate / stock:.2f}x stock"
+            if side == "production" and "stock-parquet" in rates:
+                ratio += f", {rate / rates['stock-parquet']:.2f}x stock-parquet"
             print(f"[local[{cores}]] {name:10s} {side:10s} {rate / 1e6:7.3f}M events/s{ratio}",
                   flush=True)
 

@@ -44,10 +44,13 @@ class Jvm:
     def call(self, name: str, *args: Any) -> Any:
         """``Entry.call(name, args)``: the Java result (Py4J converts strings, numbers, bools)."""
         gateway = self.gateway
-        array = gateway.new_array(gateway.jvm.java.lang.Object, len(args))
+        objects = self.names.get("Object")
+        if objects is None:  # looked up once: each lookup of a package name misses the classpath
+            objects = self.names["Object"] = gateway.jvm.java.lang.Object
+        array = gateway.new_array(objects, len(args))
         for index, value in enumerate(args):
             array[index] = value
-        outer = gateway.new_array(gateway.jvm.java.lang.Object, 2)
+        outer = gateway.new_array(objects, 2)
         outer[0] = name
         outer[1] = array
         return self.entry.invoke(None, outer)

@@ -8,11 +8,8 @@ import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.parquet.example.data.Group;
-import org.apache.parquet.example.data.simple.SimpleGroupFactory;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.hadoop.example.ExampleParquetWriter;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.MessageType;
@@ -111,29 +108,20 @@ final class OutputFiles {
 
   private static void writeParquet(Configuration conf, Path path, StructType schema,
       List<Object[]> rows) throws IOException {
-    MessageType type = parquetSchema(schema);
-    SimpleGroupFactory groups = new SimpleGroupFactory(type);
-    StructField[] fields = schema.fields();
-    try (ParquetWriter<Group> writer = ExampleParquetWriter.builder(path)
+    // dictionaries only where values repeat (type, reason): for times, groups and results
+    // they cost a hash lookup per value and fall back to plain pages anyway
+    try (ParquetWriter<Object[]> writer = new RowsParquet.Builder(path, parquetSchema(schema))
         .withConf(conf)
-        .withType(type)
         .withCompressionCodec(CompressionCodecName.SNAPPY)
         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
+        .withDictionaryEncoding(false)
+        .withDictionaryEncoding("type", true)
+        .withDictionaryEncoding("reason", true)
         .build()) {
       for (Object[] row : rows) {
-        Group group = groups.newGroup();
-        for (int i = 0; i < fields.length; i++) {
-          Object value = row[i];
-          if (value instanceof String) {
-            group.append(fields[i].name(), (String) value);
-          } else if (value instanceof Boolean) {
-            group.append(fields[i].name(), (Boolean) value);
-          } else if (value != null) {
-            group.append(fields[i].name(), ((Number) value).longValue());
-          }
-        }
-        writer.write(group);
+        writer.write(row);
       }
     }
   }
+
 }
