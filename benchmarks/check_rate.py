@@ -24,9 +24,9 @@ from windtunnel.conformance.targets.spark import general_target, stock_target
 from windtunnel.oracle.model.stream import Item
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.simulator.strategies import streams
-from windtunnel.spark_impl.replay import replay_on_spark
+from windtunnel.spark_impl.harness.replay import replay_on_spark
+from windtunnel.spark_impl.harness.stock_replay import replay_stock
 from windtunnel.spark_impl.session import spark_session
-from windtunnel.spark_impl.stock import replay_stock
 
 SPEC = """
 window: {size: 10s, every: 5s, tolerance: 2s}

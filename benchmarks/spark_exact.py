@@ -123,8 +123,8 @@ def run_stock(spark: Any, directory: Path, store: str) -> float:
 
 
 def run_production(spark: Any, directory: Path, out: Path | None = None) -> float:
-    from windtunnel.spark_impl.job import Sink, run_job
-    from windtunnel.spark_impl.sources import dataframe_source
+    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))
     target = out or root / "out"
@@ -137,7 +137,7 @@ def run_production(spark: Any, directory: Path, out: Path | None = None) -> floa
 
 
 def run_general(spark: Any, directory: Path) -> float:
-    from windtunnel.spark_impl.operator import apply_window
+    from windtunnel.spark_impl.general.operator import apply_window
 
     return timed(noop(apply_window(source(spark, directory), QUERY, seq="seq", arrival_ms="arrival_ms")))
 

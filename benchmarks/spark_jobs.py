@@ -194,8 +194,8 @@ def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
 
 
 def run_production(spark: Any, shape: Shape, directory: Path) -> float:
-    from windtunnel.spark_impl.job import Sink, run_job
-    from windtunnel.spark_impl.sources import dataframe_source
+    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))
     source = dataframe_source(stream(spark, directory, shape.string_keys))
@@ -208,7 +208,7 @@ def run_production(spark: Any, shape: Shape, directory: Path) -> float:
 
 
 def run_general(spark: Any, shape: Shape, directory: Path) -> float:
-    from windtunnel.spark_impl.operator import apply_window
+    from windtunnel.spark_impl.general.operator import apply_window
 
     out = apply_window(stream(spark, directory, shape.string_keys), shape.query,
                        seq="seq", arrival_ms="arrival_ms")

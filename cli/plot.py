@@ -57,7 +57,7 @@ def timeline_for(scenario: Scenario, engine: str, profiles: list[str],
             sources.append(oracle_source(scenario, name))
         if engine in ("spark", "both"):
             with requires_extra("spark", f"--engine {engine}"):
-                from windtunnel.spark_impl.replay import replay_scenario
+                from windtunnel.spark_impl.harness.replay import replay_scenario
             run = replay_scenario(under_profile(scenario, name), micro_batch=micro_batch)
             sources.append(spark_source(scenario, run.result.outputs, stream,
                                         f"{name} on Spark"))

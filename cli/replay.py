@@ -75,7 +75,7 @@ def replay_command(
         result = replay(scenario)
     else:
         with requires_extra("spark", f"--engine {engine}"):
-            from windtunnel.spark_impl.replay import (
+            from windtunnel.spark_impl.harness.replay import (
                 compare_with_oracle,
                 micro_batch_count,
                 replay_scenario,

@@ -109,7 +109,7 @@ def run_command(
     --out is created. Exits 2 on invalid input or a failed job, 130 on Ctrl-C.
     """
     with requires_extra("spark", "windtunnel run"):
-        from windtunnel.spark_impl.job import (
+        from windtunnel.spark_impl.jobs.job import (
             Sink,
             load_spec,
             records_format,
@@ -152,7 +152,7 @@ def run_command(
     if out is not None:
         make_out_dir(out)
 
-    from windtunnel.spark_impl.job import (
+    from windtunnel.spark_impl.jobs.job import (
         job_path,
         kafka_job_rows,
         kafka_records,

@@ -39,16 +39,16 @@ def look_at_source(
     EngineUnavailable when nothing answers at the Kafka address, InvalidInput when an
     availableNow run's topic does not exist."""
     if kafka is None:
-        from windtunnel.spark_impl.peek import records_sample, records_total
+        from windtunnel.spark_impl.jobs.peek import records_sample, records_total
 
         return Held(records_total(source), records_sample(source) if stock else ())
-    from windtunnel.spark_impl.kafka_ends import probe_broker
+    from windtunnel.spark_impl.jobs.kafka_ends import probe_broker
 
     bootstrap, topic = kafka
     probe_broker(bootstrap)
     try:
         with requires_extra("kafka", "counting the topic's records"):
-            from windtunnel.spark_impl.kafka_ends import topic_ends
+            from windtunnel.spark_impl.jobs.kafka_ends import topic_ends
 
             ends = topic_ends(bootstrap, topic)
     except MissingExtra:  # Spark's connector may read it anyway: no count then
@@ -66,7 +66,7 @@ def look_at_source(
         say(f"kafka: the broker lists {ends.records - ends.unlisted:,} of them: {TANSU_NOTE}")
     sample: Sequence[Mapping[str, Any]] = ()
     if stock:
-        from windtunnel.spark_impl.peek import kafka_sample
+        from windtunnel.spark_impl.jobs.peek import kafka_sample
 
         sample = kafka_sample(bootstrap, topic)
     return Held(ends.records, sample)

@@ -299,11 +299,11 @@ def _check_target(item: ScenarioItem, target: str) -> str | None:
 
 
 def _spark_replay() -> Any:
-    """``windtunnel.spark_impl.replay`` (MissingExtra without the ``spark`` extra)."""
+    """``windtunnel.spark_impl.harness.replay`` (MissingExtra without the ``spark`` extra)."""
     from windtunnel.oracle.model.extras import requires_extra
 
     with requires_extra("spark", "--windtunnel-target spark"):
-        from windtunnel.spark_impl import replay  # type: ignore[import-not-found,unused-ignore]
+        from windtunnel.spark_impl.harness import replay  # type: ignore[import-not-found,unused-ignore]
     return replay
 
 

@@ -6,7 +6,7 @@ user's own experiments (:func:`serve`, ``windtunnel broker``). It listens on 127
 only, keeps records in memory (gone when it stops) and is stopped by its PID. Known
 difference from Apache Kafka: its offset listing (``ListOffsets``) answers the first
 offset of a partition's last record batch instead of the high watermark
-(:mod:`windtunnel.spark_impl.kafka_ends` reads past it).
+(:mod:`windtunnel.spark_impl.jobs.kafka_ends` reads past it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The operator's row formats: what goes into the window operator and what comes out.
 
-Input rows (after :func:`windtunnel.spark_impl.operator.apply_window` prepared them):
+Input rows (after :func:`windtunnel.spark_impl.general.operator.apply_window` prepared them):
 
 ==========  ======  ==========================================================================
 column      type    meaning
@@ -43,6 +43,10 @@ EVENT = "event"
 CLOCK = "clock"
 END = "end"
 KINDS = (EVENT, CLOCK, END)
+
+FIELD_PREFIX = "wt_field_"
+"""Typed event columns kept beside the JSON payload (``dataframe_source`` in jobs/sources.py);
+the production operator reads them directly."""
 
 INPUT_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
 INPUT_DDL = (

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from windtunnel.oracle.model.errors import EngineUnavailable
-from windtunnel.spark_impl.java import ensure_java
+from windtunnel.spark_impl.jvm.java import ensure_java
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 

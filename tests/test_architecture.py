@@ -167,10 +167,10 @@ def test_no_import_cycles() -> None:
 def test_module_strings_count_as_imports(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
-        'import importlib\nimportlib.import_module("windtunnel.spark_impl.job")\n'
+        'import importlib\nimportlib.import_module("windtunnel.spark_impl.jobs.job")\n'
         'ENTRY = "windtunnel.conformance.targets.spark:EXACT"\nNOTE = "see windtunnel.cli docs"\n'
     )
-    assert imports_of(module) == {"windtunnel.spark_impl.job", "windtunnel.conformance.targets.spark"}
+    assert imports_of(module) == {"windtunnel.spark_impl.jobs.job", "windtunnel.conformance.targets.spark"}
 
 
 def test_the_cycle_test_finds_cycles() -> None:
@@ -211,3 +211,26 @@ def test_the_private_name_check_sees_both_forms(tmp_path: Path) -> None:
     path.write_text("from windtunnel.oracle.model import spec\nfrom windtunnel.oracle.x import _y\n"
                     "spec._positive(1)\n")
     assert private_imports(path) == ["windtunnel.oracle.x._y", "spec._positive"]
+
+
+SPARK_LAYERS = {
+    "general": set(), "stock": set(), "jvm": set(), "exact": {"jvm"},
+    "jobs": {"exact", "general", "stock"},
+}
+"""The spark_impl folders each folder may import (besides the shared top-level modules);
+``harness`` may import every folder and none may import it."""
+
+
+@pytest.mark.parametrize("layer", sorted(SPARK_LAYERS))
+def test_spark_impl_folders_import_in_one_direction(layer: str) -> None:
+    folders = {*SPARK_LAYERS, "harness"}
+    prefix = f"windtunnel.spark_impl.{layer}"
+    wrong = {
+        (name, target)
+        for name, path in modules() if name == prefix or name.startswith(prefix + ".")
+        for target in imports_of(path)
+        if (other := target.removeprefix("windtunnel.spark_impl.").split(".")[0]) in folders
+        and target.startswith("windtunnel.spark_impl.")
+        and other != layer and other not in SPARK_LAYERS[layer]
+    }
+    assert wrong == set()

@@ -41,7 +41,7 @@ SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_sessi
 COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
          "tests/oracle/test_metamorphic.py")
 TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
-BUCKET_STEP = ("tests/spark_impl/test_bucket_step.py",)
+BUCKET_STEP = ("tests/spark_impl/general/test_bucket_step.py",)
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -281,7 +281,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "spark-rows-in-arrival-order",
-        "spark_impl/processor.py",
+        "spark_impl/general/processor.py",
         "            key=lambda i: (steps[i], _KIND_RANK[kinds[i]], _int(arrivals[i])),",
         "            key=lambda i: 0,",
         "the bucket step feeds a micro-batch's rows in the order Spark hands them over",
@@ -289,11 +289,11 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "spark-stock-tolerance-ignored",
-        "spark_impl/stock.py",
+        "spark_impl/stock/mapping.py",
         "timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(window.tolerance_ms))",
         "timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(0))",
         "the stock mapping ignores tolerance (watermark delay 0)",
-        ("tests/spark_impl/test_stock.py::test_a_generated_disordered_stream",),
+        ("tests/spark_impl/stock/test_mapping.py::test_a_generated_disordered_stream",),
     ),
     Mutant(
         "java-late-strict",

@@ -7,12 +7,12 @@
   every field is compared (``after_seq``, ``wall_ms``, messages);
 - :func:`general_target` (``spark-general``): the general operator (``apply_window``,
   transformWithStateInPandas), many scenarios per query, one bucket each
-  (:mod:`windtunnel.spark_impl.multi_exact`); reports drops and timing.
+  (:mod:`windtunnel.spark_impl.harness.general`); reports drops and timing.
 - :func:`stock_target` (``spark-stock``): the stock mapping
-  (:func:`windtunnel.spark_impl.stock.stock_window`) run as a user job.
+  (:func:`windtunnel.spark_impl.stock.mapping.stock_window`) run as a user job.
 - :func:`job_target` (``module:function``): a user's ``job(events) -> DataFrame``
   (the job contract: docs/conformance.md), many scenarios per query, one after another
-  (:mod:`windtunnel.spark_impl.user_job`). Stock and user jobs share that code path and
+  (:mod:`windtunnel.spark_impl.harness.user_job`). Stock and user jobs share that code path and
   report neither drops (stock Spark drops silently) nor anything finer than micro-batches.
 
 Timing: ``TargetRun.micro_batches`` numbers micro-batches as
@@ -78,7 +78,7 @@ class GeneralTarget:
     reports_timing: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.multi_exact import exact_rules, run_exact_many
+        from windtunnel.spark_impl.harness.general import exact_rules, run_exact_many
 
         for scenario in scenarios:
             exact_rules(scenario)  # input errors before Spark starts
@@ -107,8 +107,8 @@ class ProductionTarget:
     exact: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.engine_spec import covered, engine_spec
         from windtunnel.spark_impl.harness.production import run_lanes
+        from windtunnel.spark_impl.jvm.engine_spec import covered, engine_spec
 
         groups: dict[str, list[int]] = {}
         for index, scenario in enumerate(scenarios):
@@ -154,7 +154,7 @@ class JobTarget:
     reports_timing: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.user_job import check_job_spec, run_job_many
+        from windtunnel.spark_impl.harness.user_job import check_job_spec, run_job_many
 
         by_query: dict[Query, list[int]] = {}
         for index, scenario in enumerate(scenarios):
@@ -195,7 +195,7 @@ def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
     """``spark-stock``: the stock mapping, run through the job contract's machinery."""
 
     def factory(query: Query) -> Callable[[Any], Any]:
-        from windtunnel.spark_impl.stock import check_stock, stock_window
+        from windtunnel.spark_impl.stock.mapping import check_stock, stock_window
 
         check_stock(query)
         return lambda events: stock_window(events, query)
@@ -246,6 +246,6 @@ def spark_divergences(scenario: Scenario) -> list[str]:
     """What the pytest plugin reports for ``--windtunnel-engine spark|both``: divergences
     between Spark and the oracle (a ``spark``-profile scenario: stock Spark, emissions
     only; else the exact operator, every output), as ``replay --engine both`` reports."""
-    from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
+    from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_scenario
 
     return compare_with_oracle(scenario, replay_scenario(scenario))

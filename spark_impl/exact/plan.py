@@ -5,10 +5,10 @@ Two paths run the default profile's semantics on Spark:
 - **production**: the JVM operator (:mod:`windtunnel.spark_impl.exact`), partitioned by key
   slice, state on the checkpoint's file system;
 - **general**: ``transformWithStateInPandas`` with one oracle driver per hash bucket
-  (:mod:`windtunnel.spark_impl.operator`), state in Spark's state store.
+  (:mod:`windtunnel.spark_impl.general.operator`), state in Spark's state store.
 
 :func:`choose_path` takes the production path unless one of these holds, and then names
-it: the engine does not cover the query (:func:`windtunnel.spark_impl.engine_spec.covered`:
+it: the engine does not cover the query (:func:`windtunnel.spark_impl.jvm.engine_spec.covered`:
 trailing windows, rules other than the default profile's, ...); the session has no JVM in
 this process or the jar does not load (a Spark Connect client; the one warning line of
 :func:`windtunnel.spark_impl.jvm.binding.load`); the sink is a memory table; the input is a
@@ -104,7 +104,7 @@ def choose_path(
     """The path for a job (see the module docstring); loads the JVM operator when needed.
     Raises InvalidInput when the checkpoint belongs to the production path and it cannot
     run now."""
-    from windtunnel.spark_impl.engine_spec import covered
+    from windtunnel.spark_impl.jvm.engine_spec import covered
 
     reasons: list[str] = []
     uncovered = covered(query, rules)

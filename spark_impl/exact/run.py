@@ -23,7 +23,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.outputs import Output
 from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
-from windtunnel.spark_impl.sources import FIELD_PREFIX
+from windtunnel.spark_impl.schema import FIELD_PREFIX
 
 STREAM_COLUMNS = {
     "seq": "seq", "arrival": "arrival_ms", "kind": "kind", "after_seq": "after_seq", "lane": "lane",
@@ -140,7 +140,7 @@ def run_production(
     interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
     run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
     EngineUnavailable when the query fails (its first line)."""
-    from windtunnel.spark_impl.engine_spec import engine_spec
+    from windtunnel.spark_impl.jvm.engine_spec import engine_spec
     from windtunnel.spark_impl.streaming import follow
 
     spark = source.sparkSession

@@ -3,7 +3,7 @@
 Each scenario is a *lane*: an independent stream with its own seq, wall clock, keys and end
 of input (the operator keeps lanes apart: a lane's key is part of its slice's key, and its
 wall clock moves only with its own arrivals). Micro-batch ``i`` of the query holds
-micro-batch ``i`` of every scenario (:func:`windtunnel.spark_impl.feed.feed`: a ``batch``
+micro-batch ``i`` of every scenario (:func:`windtunnel.spark_impl.harness.feed.feed`: a ``batch``
 item is one micro-batch, lone events one each, end of input in the last), written as
 ``partitions`` Parquet files read by Spark's file source with ``maxFilesPerTrigger``, so a
 micro-batch arrives in several input partitions, as from Kafka. ``restarts`` stops the
@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.spark_impl.feed import Feed, feed
+from windtunnel.spark_impl.harness.feed import Feed, feed
 from windtunnel.spark_impl.schema import output_of, print_order
 
 INPUT_SCHEMA = pa.schema(
@@ -82,12 +82,12 @@ def run_lanes(
     events per micro-batch (a ``batch`` item is always one). Raises InvalidSpec when
     the scenarios do not share a query, EngineUnavailable when the JVM operator is missing."""
     from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
-    from windtunnel.spark_impl.engine_spec import engine_spec
     from windtunnel.spark_impl.exact.outputs import Output as Sink
     from windtunnel.spark_impl.exact.plan import PRODUCTION, PathChoice
     from windtunnel.spark_impl.exact.run import run_production
-    from windtunnel.spark_impl.job import spec_of
+    from windtunnel.spark_impl.jobs.job import spec_of
     from windtunnel.spark_impl.jvm.binding import load
+    from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
     if not scenarios:
         return []

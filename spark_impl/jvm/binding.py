@@ -135,7 +135,7 @@ def check_query() -> tuple[str, list[int]]:
     engine's spec, and one event's slot values (``ts`` = 5)."""
     from windtunnel.oracle.engine import DEFAULT_RULES
     from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
-    from windtunnel.spark_impl.engine_spec import engine_spec
+    from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
     query = Query(FixedWindows(10, on="ts"), aggregate=(Aggregation("n", "count"),))
     return engine_spec(query, DEFAULT_RULES, 1, 0), [5]

@@ -22,7 +22,7 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.errors import InvalidSpec, WindtunnelError
 from windtunnel.oracle.model.results import Drop, Emission, WindowRef, to_jsonl_line
 from windtunnel.oracle.scenario import load_scenario, parse_scenario
-from windtunnel.spark_impl.progress import ProgressWatch
+from windtunnel.spark_impl.harness.progress import ProgressWatch
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BRUTE = str(EXAMPLES / "brute-force.yaml")

@@ -115,7 +115,7 @@ def batched(broker: str) -> str:
 def test_the_end_of_a_partition_is_where_a_fetch_finds_it(broker: str, batched: str) -> None:
     """The local broker lists each partition's end at the start of its last record batch;
     a fetch from there finds the real end (what a reader trusting the listing missed)."""
-    from windtunnel.spark_impl.kafka_ends import topic_ends
+    from windtunnel.spark_impl.jobs.kafka_ends import topic_ends
 
     ends = topic_ends(broker, batched)
     assert ends is not None

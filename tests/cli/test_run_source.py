@@ -11,7 +11,7 @@ import pytest
 
 from windtunnel.cli.run_source import Held, end_notes, make_out_dir
 from windtunnel.oracle.model.errors import InvalidInput
-from windtunnel.spark_impl.peek import payloads_of, records_sample, records_total
+from windtunnel.spark_impl.jobs.peek import payloads_of, records_sample, records_total
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from windtunnel.conformance.targets import target_named
 from windtunnel.conformance.targets.spark import check_indexes, job_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
-from windtunnel.spark_impl.feed import feed
-from windtunnel.spark_impl.multi_exact import query_groups
-from windtunnel.spark_impl.stock import plan_stock
-from windtunnel.spark_impl.user_job import (
+from windtunnel.spark_impl.harness.feed import feed
+from windtunnel.spark_impl.harness.general import query_groups
+from windtunnel.spark_impl.harness.stock_replay import plan_stock
+from windtunnel.spark_impl.harness.user_job import (
     event_schema,
     separation_ms,
     shift_unit_ms,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import windtunnel.spark_impl as spark_impl
-from windtunnel.spark_impl.operator import apply_window
-from windtunnel.spark_impl.stock import stock_window
+from windtunnel.spark_impl.general.operator import apply_window
+from windtunnel.spark_impl.stock.mapping import stock_window
 
 
 def test_public_names_are_the_modules_functions() -> None:

@@ -26,7 +26,7 @@ Traceback (most recent call last):
     return_value = getattr(self.pool[obj_id], method)(*params)
   File "{SITE}/pyspark/sql/utils.py", line 163, in call
     self.func(DataFrame(jdf, wrapped_session_jdf), batch_id)
-  File "{SITE}/windtunnel/spark_impl/user_job.py", line 470, in keep
+  File "{SITE}/windtunnel/spark_impl/harness/user_job.py", line 470, in keep
     collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
   File "{SITE}/pyspark/sql/classic/dataframe.py", line 504, in collect
     sock_info = self._jdf.collectToPython()
@@ -67,7 +67,7 @@ Caused by: java.io.IOException: No space left on device
 KAFKA = OUTER + """pyspark.errors.exceptions.captured.PythonException: An exception was thrown \
 from the Python worker:
 Traceback (most recent call last):
-  File "{site}/windtunnel/spark_impl/kafka_python.py", line 240, in _partitions
+  File "{site}/windtunnel/spark_impl/jobs/kafka_python.py", line 240, in _partitions
     raise EngineUnavailable(
 windtunnel.oracle.model.errors.EngineUnavailable: cannot reach the Kafka cluster of \
 kafka.bootstrap.servers within 30 s; check the address and that the cluster runs

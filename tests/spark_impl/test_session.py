@@ -65,7 +65,7 @@ def test_a_python_without_windtunnel_imports_subpackages_from_the_zip(
         "windtunnel.oracle.model.errors",
         "windtunnel.oracle.windows.driver",
         "windtunnel.oracle.profiles.kdb",
-        "windtunnel.spark_impl.processor",
+        "windtunnel.spark_impl.general.processor",
     ):
         assert imports(foreign_python, module, path=zipped), module
 

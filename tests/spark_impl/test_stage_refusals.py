@@ -11,10 +11,11 @@ from windtunnel.conformance.targets.spark import ProductionTarget
 from windtunnel.conformance.tql import pipeline
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.spark_impl.job import JobSpec
-from windtunnel.spark_impl.job_columns import missing_column, missing_column_error
-from windtunnel.spark_impl.multi_exact import exact_rules
-from windtunnel.spark_impl.stock import check_stock, payload_schema
+from windtunnel.spark_impl.harness.general import exact_rules
+from windtunnel.spark_impl.harness.job_columns import missing_column, missing_column_error
+from windtunnel.spark_impl.jobs.job import JobSpec
+from windtunnel.spark_impl.stock.mapping import check_stock
+from windtunnel.spark_impl.stock.payload import payload_schema
 
 
 def scenario(profile: str = "tenzir", **top: Any) -> Any:

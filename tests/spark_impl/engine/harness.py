@@ -18,7 +18,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
 from windtunnel.oracle.windows.driver import Driver
-from windtunnel.spark_impl.engine_spec import engine_spec
+from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 from windtunnel.spark_impl.schema import control_step, event_step, output_record
 
 

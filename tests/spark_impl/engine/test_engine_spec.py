@@ -17,7 +17,7 @@ from windtunnel.oracle.model.spec import (
     SessionWindows,
     TrailingWindows,
 )
-from windtunnel.spark_impl.engine_spec import covered, engine_spec, spec_fields
+from windtunnel.spark_impl.jvm.engine_spec import covered, engine_spec, spec_fields
 
 REALISTIC = Query(
     FixedWindows(600_000, on="ts", every_ms=60_000, tolerance_ms=120_000),

@@ -13,7 +13,7 @@ import pytest
 
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
-from windtunnel.spark_impl.engine_spec import engine_spec
+from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
 from .harness import HarnessProcess
 

@@ -67,8 +67,8 @@ def _oracle(batches: int) -> Counter[str]:
 
 
 def _run(spark: Any, source: Path, out: Path, checkpoint: str, query: Query = QUERY) -> Any:
-    from windtunnel.spark_impl.job import Sink, run_job
-    from windtunnel.spark_impl.sources import dataframe_source
+    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     stream = spark.readStream.schema(
         "seq long, arrival_ms long, ts long, user string, amount long"

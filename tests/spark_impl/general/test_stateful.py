@@ -13,8 +13,8 @@ from pyspark import cloudpickle
 
 from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.spec import Query, SessionWindows
-from windtunnel.spark_impl.processor import make_steps
-from windtunnel.spark_impl.stateful import WindowProcessor
+from windtunnel.spark_impl.general.processor import make_steps
+from windtunnel.spark_impl.general.stateful import WindowProcessor
 
 PROBE = """
 import json, pickle, sys

@@ -18,13 +18,13 @@ from windtunnel.oracle.model.results import Emission, Output, Result
 from windtunnel.oracle.model.stream import without_watermarks
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Driver
-from windtunnel.spark_impl.feed import Feed, feed
-from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rules
-from windtunnel.spark_impl.progress import ProgressWatch
-from windtunnel.spark_impl.runs import SparkRun, comparable_line, divergences
+from windtunnel.spark_impl.general.operator import apply_window, bucket_count, check_rules
+from windtunnel.spark_impl.harness.feed import Feed, feed
+from windtunnel.spark_impl.harness.progress import ProgressWatch
+from windtunnel.spark_impl.harness.runs import SparkRun, comparable_line, divergences
+from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import output_of, print_order
 from windtunnel.spark_impl.scratch import checkpoint_dir
-from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.session import spark_session
 
 _query_names = itertools.count()
@@ -112,13 +112,13 @@ def replay_scenario(
     one (:func:`replay_on_spark`; ``clock="batch"`` always).
 
     A scenario of profile ``spark`` runs the stock mapping instead
-    (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
+    (:func:`windtunnel.spark_impl.harness.stock_replay.replay_stock`: what stock Spark does).
     ``progress`` receives lines while Spark starts and one per micro-batch
-    (:class:`windtunnel.spark_impl.progress.ProgressWatch`).
+    (:class:`windtunnel.spark_impl.harness.progress.ProgressWatch`).
     """
     stock = scenario.profile.name == "spark"
     if stock:
-        from windtunnel.spark_impl.stock import check_stock
+        from windtunnel.spark_impl.stock.mapping import check_stock
 
         check_stock(scenario.query, scenario.rules)  # input errors before Spark starts
     for _ in without_watermarks(scenario.items, "Spark"):  # likewise
@@ -145,7 +145,7 @@ def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "ex
 def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: str) -> list[int]:
     """Events in each micro-batch the run will have (stock runs add a last empty one)."""
     if stock:
-        from windtunnel.spark_impl.stock import plan_stock
+        from windtunnel.spark_impl.harness.stock_replay import plan_stock
 
         plan = plan_stock(scenario, micro_batch)
         events = [end - first for first, end in plan.feed.seq_ranges]
@@ -159,7 +159,7 @@ def _run(
     scenario: Scenario, spark: Any, stock: bool, micro_batch: int, buckets: int, clock: str
 ) -> SparkRun:
     if stock:
-        from windtunnel.spark_impl.stock import replay_stock
+        from windtunnel.spark_impl.harness.stock_replay import replay_stock
 
         return replay_stock(scenario, spark, micro_batch=micro_batch)
     if clock == "exact" and runs_on_production(scenario, spark):
@@ -172,8 +172,8 @@ def _run(
 def runs_on_production(scenario: Scenario, spark: Any) -> bool:
     """Whether a replay takes the production operator, as ``windtunnel run`` would: the
     engine covers the scenario's query and the jar loads into the session."""
-    from windtunnel.spark_impl.engine_spec import covered
     from windtunnel.spark_impl.jvm.binding import load
+    from windtunnel.spark_impl.jvm.engine_spec import covered
 
     if scenario.profile.name != "tenzir" or covered(scenario.query, scenario.rules) is not None:
         return False
@@ -195,7 +195,7 @@ def compare_with_oracle(scenario: Scenario, run: SparkRun) -> list[str]:
     """Divergences between a Spark replay and the oracle's replay of ``scenario``
     (a stock run: emissions against the ``spark`` profile, see ``stock.compare_stock``)."""
     if run.clock == "stock":
-        from windtunnel.spark_impl.stock import compare_stock
+        from windtunnel.spark_impl.harness.stock_replay import compare_stock
 
         return compare_stock(scenario, run)
     tagged = oracle_by_batch(scenario, run.feed)

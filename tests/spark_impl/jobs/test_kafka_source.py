@@ -24,8 +24,8 @@ from windtunnel.simulator.localbroker import local_broker
 from windtunnel.simulator.outputs import write_jsonl, write_scenario
 from windtunnel.simulator.records import kafka_records as kafka_records_of
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.job import JobSpec, Sink, load_spec
-from windtunnel.spark_impl.kafka_python import limit_offsets, parse_options
+from windtunnel.spark_impl.jobs.job import JobSpec, Sink, load_spec
+from windtunnel.spark_impl.jobs.kafka_python import limit_offsets, parse_options
 
 EVENTS = 360
 TOPIC = "payments"
@@ -140,7 +140,7 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
     the operator orders rows by their ``wt-seq``; outputs equal the oracle's."""
     import dataclasses
 
-    from windtunnel.spark_impl.job import kafka_source, run_job
+    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
 
     spec = load_spec(generated / "scenario.yaml")
     window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
@@ -160,7 +160,7 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
 @pytest.mark.spark
 @pytest.mark.kafka
 def test_rows_have_sparks_kafka_schema_and_the_records(spark: Any, broker: str) -> None:
-    from windtunnel.spark_impl.job import kafka_records
+    from windtunnel.spark_impl.jobs.job import kafka_records
 
     raw, reader = kafka_records(spark, bootstrap=broker, topic=TOPIC, reader="python")
     assert reader == "python"
@@ -201,7 +201,7 @@ def test_restart_from_the_checkpoint_reads_every_record_once(
     spark: Any, broker: str, tmp_path: Path
 ) -> None:
     """Stopped after two capped micro-batches and restarted: no record lost or twice."""
-    from windtunnel.spark_impl.kafka_python import register
+    from windtunnel.spark_impl.jobs.kafka_python import register
 
     def query(trigger: dict[str, Any]) -> Any:
         rows = (

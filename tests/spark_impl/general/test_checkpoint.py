@@ -21,11 +21,11 @@ import pytest
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.spark_impl.feed import feed
-from windtunnel.spark_impl.replay import compare_with_oracle, scenario_window
-from windtunnel.spark_impl.runs import SparkRun
+from windtunnel.spark_impl.harness.feed import feed
+from windtunnel.spark_impl.harness.replay import compare_with_oracle, scenario_window
+from windtunnel.spark_impl.harness.runs import SparkRun
+from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
-from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.session import SPEED_CONF
 
 pytestmark = pytest.mark.spark

@@ -24,7 +24,7 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.stages import Deduplicate
 from windtunnel.oracle.scenario import load_spec, load_yaml, parse_scenario
-from windtunnel.spark_impl.stock import compare_stock, replay_stock
+from windtunnel.spark_impl.harness.stock_replay import compare_stock, replay_stock
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLICKS = EXAMPLES / "clicks-dedup.yaml"

@@ -1,15 +1,15 @@
 """``profile: spark`` specs in a job: the stock mapping over job input rows.
 
 A ``spark``-profile spec describes what stock Spark does (``withWatermark`` +
-``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.job.run_job`
-runs exactly that (:func:`windtunnel.spark_impl.stock.stock_window`) instead of the exact
+``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.jobs.job.run_job`
+runs exactly that (:func:`windtunnel.spark_impl.stock.mapping.stock_window`) instead of the exact
 operator. Job input rows carry each event as JSON text; stock Spark needs typed columns:
 
 - the window's ``on`` field becomes the event time as the oracle reads it: a number in
   the spec's ``time_unit`` (floored to the millisecond) or an ISO-8601 text with a zone;
   anything else is no time (the row is ignored, as ``window()`` ignores null times);
 - the fields the spec groups by and aggregates are typed from a sample of the payloads
-  (:func:`~windtunnel.spark_impl.stock.payload_schema`: one JSON type per key, numbers
+  (:func:`~windtunnel.spark_impl.stock.payload.payload_schema`: one JSON type per key, numbers
   for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and measured
   fields doubles.
 
@@ -31,7 +31,8 @@ from pyspark.sql import types as T
 
 from windtunnel.oracle.model.spec import Query
 from windtunnel.spark_impl.schema import EVENT
-from windtunnel.spark_impl.stock import payload_schema, stock_window
+from windtunnel.spark_impl.stock.mapping import stock_window
+from windtunnel.spark_impl.stock.payload import payload_schema
 
 EVENT_TIME = "_windtunnel_run_time"
 """The timestamp column the event time is read into."""

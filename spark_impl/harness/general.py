@@ -5,14 +5,14 @@ bucket's wall clock, event clocks, idle timers and ``after_seq`` come only from 
 sent to it. So scenarios that share a query *by bucket* cannot influence each other:
 scenario ``j`` of a query gets bucket ``j`` for all of its rows (events and its own
 ``clock``/``end`` control rows, never copied to other buckets), and that bucket sees
-exactly the rows a one-bucket solo replay (:func:`windtunnel.spark_impl.replay.replay_on_spark`
+exactly the rows a one-bucket solo replay (:func:`windtunnel.spark_impl.harness.replay.replay_on_spark`
 with one bucket) sees, in the same micro-batches. Every output (``after_seq``, ``wall_ms``
 and ``idle_timeout`` closes included) is therefore the solo run's. This is stronger than a
 scenario id in the group key: the wall clock is per bucket, not per key, so scenarios with
 different ``at``/``advance`` items and ``idle_timeout`` share a query too.
 
 Micro-batches are aligned: Spark's micro-batch ``i`` holds micro-batch ``i`` of every
-scenario (:func:`windtunnel.spark_impl.feed.feed`, one micro-batch per ``batch`` item and
+scenario (:func:`windtunnel.spark_impl.harness.feed.feed`, one micro-batch per ``batch`` item and
 per lone event). Scenarios share a query when they share the window spec, rules, time unit
 and start wall clock (one operator step serves them all); others go to further queries.
 The processor tags each output with its bucket, which names the scenario.
@@ -29,14 +29,14 @@ from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.spark_impl.feed import Feed, Row, feed
-from windtunnel.spark_impl.operator import check_rules, chunked, spread_labels
-from windtunnel.spark_impl.processor import make_steps
-from windtunnel.spark_impl.runs import SparkRun
+from windtunnel.spark_impl.general.operator import check_rules, chunked, spread_labels
+from windtunnel.spark_impl.general.processor import make_steps
+from windtunnel.spark_impl.general.stateful import WindowProcessor
+from windtunnel.spark_impl.harness.feed import Feed, Row, feed
+from windtunnel.spark_impl.harness.runs import SparkRun
+from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
 from windtunnel.spark_impl.scratch import checkpoint_dir
-from windtunnel.spark_impl.scripted import scripted_stream
-from windtunnel.spark_impl.stateful import WindowProcessor
 
 MAX_PER_QUERY = 400
 """Scenarios per query at most (their rows travel in the scripted source's options)."""

@@ -18,9 +18,9 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.model.stages import refuse_stages
-from windtunnel.spark_impl.processor import make_steps, run_batch
+from windtunnel.spark_impl.general.processor import make_steps, run_batch
+from windtunnel.spark_impl.general.stateful import WindowProcessor
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
-from windtunnel.spark_impl.stateful import WindowProcessor
 
 CONTROL_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
 
@@ -241,7 +241,7 @@ def chunked(rows: DataFrame, labels: Sequence[int] | None = None) -> DataFrame:
     ``transformWithStateInPandas`` turns its input into pandas row by row in Python, and
     Spark handles array columns element by element; opaque chunks cut both to a few rows
     per bucket and micro-batch. Packing is stateless (``mapInArrow``); the processor
-    unpacks (:func:`windtunnel.spark_impl.processor.unpacked`). ``labels[i]`` replaces
+    unpacks (:func:`windtunnel.spark_impl.general.processor.unpacked`). ``labels[i]`` replaces
     bucket ``i`` as the state key (see :func:`spread_labels`).
     """
     names = [f.name for f in rows.schema.fields if f.name != "bucket"]
@@ -280,7 +280,7 @@ def _pack(batches: Any, names: Sequence[str], labels: Sequence[int] | None) -> A
 def _concat(frames: Any) -> Any:
     import pandas as pd
 
-    from windtunnel.spark_impl.processor import records_frame
+    from windtunnel.spark_impl.general.processor import records_frame
 
     parts = list(frames)
     return pd.concat(parts, ignore_index=True) if parts else records_frame([])

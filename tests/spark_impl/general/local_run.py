@@ -14,8 +14,8 @@ import pandas as pd
 
 from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.scenario import Scenario
-from windtunnel.spark_impl.feed import Feed
-from windtunnel.spark_impl.processor import BucketStep, dump_driver, load_driver
+from windtunnel.spark_impl.general.processor import BucketStep, dump_driver, load_driver
+from windtunnel.spark_impl.harness.feed import Feed
 from windtunnel.spark_impl.schema import CLOCK, END, INPUT_COLUMNS, output_of, print_order
 
 

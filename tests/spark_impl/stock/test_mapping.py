@@ -20,14 +20,9 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
-from windtunnel.spark_impl.stock import (
-    check_stock,
-    compare_stock,
-    micro_batches,
-    payload_schema,
-    replay_stock,
-    stock_window,
-)
+from windtunnel.spark_impl.harness.stock_replay import compare_stock, micro_batches, replay_stock
+from windtunnel.spark_impl.stock.mapping import check_stock, stock_window
+from windtunnel.spark_impl.stock.payload import payload_schema
 
 # Tumbling 10, delay 5, lone events. One global watermark: wm_N = max event time of
 # micro-batches 0..N-1, minus 5, never below 0; a row is late when its window's end

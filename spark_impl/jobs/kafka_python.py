@@ -34,7 +34,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, WindtunnelError
-from windtunnel.spark_impl.kafka_ends import fetched_ends
+from windtunnel.spark_impl.jobs.kafka_ends import fetched_ends
 
 NAME: Final = "windtunnel-kafka"
 KAFKA_DDL: Final = (
@@ -287,7 +287,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
 
     def _bounds(self, which: int) -> Offsets:
         """Every partition's earliest (``which`` 0) or next-to-write offset (1); the latter
-        as a fetch finds it (:func:`~windtunnel.spark_impl.kafka_ends.fetched_ends`: a
+        as a fetch finds it (:func:`~windtunnel.spark_impl.jobs.kafka_ends.fetched_ends`: a
         broker may list less than it holds)."""
         client = self._client()
         found = {

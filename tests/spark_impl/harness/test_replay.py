@@ -13,7 +13,7 @@ import pytest
 
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.scenario import load_scenario, load_yaml, parse_scenario
-from windtunnel.spark_impl.replay import compare_with_oracle, replay_on_spark
+from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_on_spark
 
 pytestmark = pytest.mark.spark
 

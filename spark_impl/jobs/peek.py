@@ -1,6 +1,6 @@
 """A look at a job's source from the driver before the job runs: how many records it holds
 (for progress and for saying what was read) and a sample of its payloads (stock Spark
-needs typed columns: :mod:`windtunnel.spark_impl.stock_job`).
+needs typed columns: :mod:`windtunnel.spark_impl.stock.job`).
 
 Sources are what ``windtunnel generate`` writes (a ``spark-dir`` directory of JSON lines
 files with their ``_batches.json`` manifest, a ``.jsonl`` or a ``.parquet`` file: one

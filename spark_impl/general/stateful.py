@@ -25,7 +25,7 @@ def _state_schema() -> Any:
 
 class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
     """One bucket's state (the reference step's pickled driver)
-    in a ValueState; ``steps`` (see :data:`windtunnel.spark_impl.processor.Steps`) run it.
+    in a ValueState; ``steps`` (see :data:`windtunnel.spark_impl.general.processor.Steps`) run it.
 
     ``system_tick_ms`` set: processing-time mode; the wall clock is the system clock and a
     timer every ``system_tick_ms`` lets idle windows of buckets without input close.
@@ -59,7 +59,7 @@ class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
         self.state.update((self.steps.dump(state),))
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        from windtunnel.spark_impl.processor import unpacked
+        from windtunnel.spark_impl.general.processor import unpacked
 
         state = self._load()
         outs = [self.steps.run(state, unpacked(rows))]

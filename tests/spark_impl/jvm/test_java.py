@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from windtunnel.oracle.model.errors import EngineUnavailable
-from windtunnel.spark_impl.java import (
+from windtunnel.spark_impl.jvm.java import (
     MISSING_MODULE_OPTION,
     ensure_java,
     java_major,

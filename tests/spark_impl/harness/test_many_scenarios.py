@@ -16,10 +16,10 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
-from windtunnel.spark_impl.multi_exact import run_exact_many
-from windtunnel.spark_impl.replay import compare_with_oracle, replay_on_spark
-from windtunnel.spark_impl.runs import divergences
-from windtunnel.spark_impl.stock import compare_stock, replay_stock
+from windtunnel.spark_impl.harness.general import run_exact_many
+from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_on_spark
+from windtunnel.spark_impl.harness.runs import divergences
+from windtunnel.spark_impl.harness.stock_replay import compare_stock, replay_stock
 
 pytestmark = pytest.mark.spark
 

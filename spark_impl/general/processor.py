@@ -259,7 +259,7 @@ def run_batch(steps: Steps, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataF
 
 
 def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """Input rows from chunk rows (see :func:`windtunnel.spark_impl.operator.chunked`):
+    """Input rows from chunk rows (see :func:`windtunnel.spark_impl.general.operator.chunked`):
     ``rows`` holds an Arrow IPC stream of one bucket's input rows; columns left out as
     constant get their value back."""
     import pyarrow as pa

@@ -22,7 +22,7 @@ from windtunnel.oracle.model.results import Output, to_jsonl_line
 from windtunnel.oracle.model.stream import Event
 from windtunnel.simulator.outputs import write_jsonl, write_parquet, write_scenario, write_spark_dir
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.job import (
+from windtunnel.spark_impl.jobs.job import (
     KAFKA_PACKAGE,
     JobSpec,
     Sink,
@@ -158,7 +158,7 @@ def test_records_format(generated: Path, tmp_path: Path) -> None:
 def test_records_job_equals_the_oracle(
     spark: Any, generated: Path, tmp_path: Path, source: str, rows_per_batch: int, fmt: str
 ) -> None:
-    from windtunnel.spark_impl.job import records_source, run_job
+    from windtunnel.spark_impl.jobs.job import records_source, run_job
 
     spec = idle_spec(generated)
     expected = oracle_outputs(spec, generated)
@@ -187,7 +187,7 @@ def test_records_job_equals_the_oracle(
 @pytest.mark.spark
 def test_end_of_input_flushes_exactly_once(spark: Any, generated: Path, tmp_path: Path) -> None:
     """Running the finished job again from its checkpoint reads and writes nothing more."""
-    from windtunnel.spark_impl.job import records_source, run_job
+    from windtunnel.spark_impl.jobs.job import records_source, run_job
 
     spec = idle_spec(generated)
     sink = Sink("json", path=str(tmp_path / "out"))
@@ -204,7 +204,7 @@ def test_end_of_input_flushes_exactly_once(spark: Any, generated: Path, tmp_path
 def test_user_dataframes_stream_and_batch(spark: Any, generated: Path) -> None:
     """A user's streaming DataFrame (Spark's own file source) into foreachBatch, and a batch
     DataFrame into a memory table: both equal the oracle (the batch one ends by itself)."""
-    from windtunnel.spark_impl.job import dataframe_source, run_job
+    from windtunnel.spark_impl.jobs.job import dataframe_source, run_job
 
     spec = idle_spec(generated)
     expected = lines(oracle_outputs(spec, generated))
@@ -243,7 +243,7 @@ def _rows_as_outputs(rows: list[Any]) -> list[Output]:
 
 @pytest.mark.spark
 def test_dataframe_source_names_a_missing_column(spark: Any) -> None:
-    from windtunnel.spark_impl.job import dataframe_source
+    from windtunnel.spark_impl.jobs.job import dataframe_source
 
     frame = spark.createDataFrame([(0, 1)], "seq long, v long")
     with pytest.raises(InvalidInput, match="arrival_ms='arrival_ms': not a column"):
@@ -260,7 +260,7 @@ def _kafka_connector_present(spark: Any) -> bool:
 
 @pytest.mark.spark
 def test_kafka_without_the_connector_names_the_package(spark: Any) -> None:
-    from windtunnel.spark_impl.job import kafka_source
+    from windtunnel.spark_impl.jobs.job import kafka_source
 
     if _kafka_connector_present(spark):
         pytest.skip("Spark's Kafka connector is on the classpath here")
@@ -282,7 +282,7 @@ def test_system_clock_closes_event_time_windows_like_the_oracle(
 ) -> None:
     """System clock (processing-time timers): windows closed by event time, late drops and
     the end-of-input flush are the oracle's; only the wall clock fields differ."""
-    from windtunnel.spark_impl.job import records_source, run_job
+    from windtunnel.spark_impl.jobs.job import records_source, run_job
 
     spec = load_spec(generated / "scenario.yaml")  # no idle timeout: event time decides
     table = "windtunnel_test_job_system"

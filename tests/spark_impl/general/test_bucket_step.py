@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.scenario import load_yaml, parse_scenario
 from windtunnel.simulator.strategies import scenarios
-from windtunnel.spark_impl.feed import bucket_of, feed
-from windtunnel.spark_impl.runs import divergences
+from windtunnel.spark_impl.harness.feed import bucket_of, feed
+from windtunnel.spark_impl.harness.runs import divergences
 
 from .local_run import run_locally
 

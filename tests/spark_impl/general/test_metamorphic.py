@@ -34,12 +34,12 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, to_jsonl_lin
 from windtunnel.oracle.model.spec import FixedWindows
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.simulator.strategies import scenario_dicts
-from windtunnel.spark_impl.feed import feed
-from windtunnel.spark_impl.multi_exact import run_exact_many
-from windtunnel.spark_impl.replay import replay_on_spark, scenario_window
-from windtunnel.spark_impl.runs import divergences
+from windtunnel.spark_impl.harness.feed import feed
+from windtunnel.spark_impl.harness.general import run_exact_many
+from windtunnel.spark_impl.harness.replay import replay_on_spark, scenario_window
+from windtunnel.spark_impl.harness.runs import divergences
+from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of
-from windtunnel.spark_impl.scripted import scripted_stream
 
 SPARK_SETTINGS = settings(
     max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -1,7 +1,7 @@
 """What a Spark replay produced, and comparing two runs' outputs as multisets of JSON lines.
 
-Shared by the exact operator's replay (:mod:`windtunnel.spark_impl.replay`) and the
-stock mapping (:mod:`windtunnel.spark_impl.stock`).
+Shared by the exact operator's replay (:mod:`windtunnel.spark_impl.harness.replay`) and the
+stock mapping (:mod:`windtunnel.spark_impl.stock.mapping`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
-from windtunnel.spark_impl.feed import Feed
+from windtunnel.spark_impl.harness.feed import Feed
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def divergences(
     """Readable differences between two runs compared as multisets of JSON lines.
 
     With ``clock="batch"`` the ``after_seq`` and ``wall_ms`` of ``idle_timeout``
-    emissions are left out (see :func:`windtunnel.spark_impl.replay.compare_with_oracle` for the
+    emissions are left out (see :func:`windtunnel.spark_impl.harness.replay.compare_with_oracle` for the
     rule that replaces them).
     """
     relax = clock == "batch"

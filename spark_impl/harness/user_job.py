@@ -8,7 +8,7 @@ aggregation returns: Spark's ``window`` (or ``session_window``) struct, or
 ``window_start``/``window_end`` columns; the ``group_by`` columns (a dotted path may be
 named by its last part); one column per aggregate named as in the spec (and the
 ``aggregate_by`` columns). Timestamps read as epoch ms. windtunnel feeds exact
-micro-batches (:func:`windtunnel.spark_impl.stock.plan_stock`: a ``batch`` is one, a lone
+micro-batches (:func:`windtunnel.spark_impl.harness.stock_replay.plan_stock`: a ``batch`` is one, a lone
 event one), runs the query in append mode to its end (``availableNow``) and reads every
 row as an emission with reason ``close``: ``after_seq`` is the last event fed in or before
 its micro-batch, ``wall_ms`` the wall clock after that micro-batch (the final no-data
@@ -50,10 +50,11 @@ from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindow
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.errors import append_mode_fix, cause_line
-from windtunnel.spark_impl.job_columns import DECLARED_TYPES, missing_column_error
+from windtunnel.spark_impl.harness.job_columns import DECLARED_TYPES, missing_column_error
+from windtunnel.spark_impl.harness.stock_replay import StockPlan, plan_stock
+from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
-from windtunnel.spark_impl.scripted import scripted_stream
-from windtunnel.spark_impl.stock import StockPlan, payload_schema, plan_stock
+from windtunnel.spark_impl.stock.payload import payload_schema
 
 Job = Callable[[DataFrame], DataFrame]
 """A user's window job: streaming events in, a streaming window aggregation out."""
@@ -110,7 +111,7 @@ def _leaves(struct: T.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[tu
 def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]],
                  fields: Sequence[FieldSpec] = ()) -> T.StructType:
     """The ``events`` columns for these payloads: every field typed from its values, the
-    fields the query reads as :func:`~windtunnel.spark_impl.stock.payload_schema` types
+    fields the query reads as :func:`~windtunnel.spark_impl.stock.payload.payload_schema` types
     them (mixed types there are an input error), every declared field (``fields``) of its
     declared type, present or not, the ``on`` field a timestamp."""
     names = sorted({k for p in payloads for k in p})
