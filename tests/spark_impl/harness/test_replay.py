@@ -17,7 +17,7 @@ from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_on_
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 # Grouped hopping windows, every drop reason, idle_timeout driven by the other key's
 # arrival and by an advance, aggregate_by; batches of two events:

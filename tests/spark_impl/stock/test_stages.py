@@ -26,7 +26,7 @@ from windtunnel.oracle.model.stages import Deduplicate
 from windtunnel.oracle.scenario import load_spec, load_yaml, parse_scenario
 from windtunnel.spark_impl.harness.stock_replay import compare_stock, replay_stock
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 CLICKS = EXAMPLES / "clicks-dedup.yaml"
 
 # size 10 s, delay 5 s, group k; where v > 0, then deduplicate on id within 5 s.
