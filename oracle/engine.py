@@ -22,6 +22,7 @@ from windtunnel.oracle.windows import count_fast, fixed_fast, session_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator
+from windtunnel.oracle.windows.output_modes import mode_operator
 from windtunnel.oracle.windows.session_reorder import session_operator
 from windtunnel.oracle.windows.trailing_ordered import trailing_operator
 
@@ -45,6 +46,9 @@ def stream_outputs(
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
     malformed stream (wall clock going back, seq out of order, items after End).
     """
+    known = PROFILES.get(profile)
+    if query.output_mode != "append" and known is not None:
+        check_supported(known, query)  # before the fast paths, which know append only
     if fixed_fast.eligible(query, rules, profile):
         return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     if count_fast.eligible(query, rules, profile):
@@ -123,6 +127,8 @@ def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operato
     known = PROFILES.get(profile)
     if known is not None:
         check_supported(known, query)
+    if query.output_mode != "append":
+        return mode_operator(query, ctx)
     spec_type = type(query.window)
     factory = operator_factory(spec_type, profile)
     if factory is None:

@@ -7,6 +7,7 @@ value and saying how to fix it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from windtunnel.oracle.model.spec import (
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 from windtunnel.oracle.model.yaml_safe import load_yaml
-from windtunnel.oracle.profiles import Profile, profile_named
+from windtunnel.oracle.profiles import Profile, check_supported, profile_named
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -44,6 +45,7 @@ TOP_LEVEL_KEYS = (
     "group_by",
     "aggregate",
     "aggregate_by",
+    "output_mode",
     "input",
     "expect",
 )
@@ -116,6 +118,9 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
             aggregate=_aggregate(data.get("aggregate")),
             aggregate_by=_names(data.get("aggregate_by"), "aggregate_by"),
         )
+    if data.get("output_mode", "append") != "append":  # Spark's update and complete modes
+        query = dataclasses.replace(query, output_mode=data["output_mode"])
+        check_supported(profile, query)
     start_wall = data.get("start_wall", 0)
     start_wall_ms = parse_timestamp_ms(start_wall, "start_wall", time_unit)
     if "input" not in data:

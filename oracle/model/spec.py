@@ -168,21 +168,32 @@ class Aggregation:
         return f"{self.function}({self.field or ''})"
 
 
+OUTPUT_MODES: Final = ("append", "update", "complete")
+"""Spark's output modes (docs/semantics.md, "Output modes under spark"): ``append`` emits each
+window once (every profile's way), ``update`` the windows a micro-batch changed, ``complete``
+every window after every micro-batch."""
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """A windowed query: window kind, keys, and aggregation.
 
     ``aggregate`` None means pass-through: each delivered event is emitted as it
     arrives. ``aggregate_by`` splits each window's rows by those fields (TQL's
-    ``summarize severity, events=count()``).
+    ``summarize severity, events=count()``). ``output_mode`` is one of
+    :data:`OUTPUT_MODES` (only the ``spark`` profile has modes other than ``append``).
     """
 
     window: WindowSpec
     group_by: tuple[str, ...] = ()
     aggregate: tuple[Aggregation, ...] | None = None
     aggregate_by: tuple[str, ...] = field(default=())
+    output_mode: str = "append"
 
     def __post_init__(self) -> None:
+        if self.output_mode not in OUTPUT_MODES:
+            raise InvalidSpec("output_mode", self.output_mode, "unknown output mode",
+                              f"use one of {', '.join(OUTPUT_MODES)}")
         for name, paths in (("group_by", self.group_by), ("aggregate_by", self.aggregate_by)):
             if not isinstance(paths, tuple) or not all(isinstance(p, str) and p for p in paths):
                 raise InvalidSpec(

@@ -36,7 +36,9 @@ class Profile:
     ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
     kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
     window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
-    aggregate) or ``ungrouped_session`` to why the engine cannot express it.
+    aggregate) or ``ungrouped_session`` or ``session_update`` (sessions in output mode
+    ``update``) to why the engine cannot express it; ``output_modes`` lists the query output
+    modes it models (``append``: each window emitted once).
     """
 
     name: str
@@ -45,6 +47,7 @@ class Profile:
     sources: Mapping[str, str] = field(default_factory=dict)
     kinds: tuple[str, ...] = ()
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    output_modes: tuple[str, ...] = ("append",)
 
     def __post_init__(self) -> None:
         unknown = set(self.sources) - set(RULE_VALUES)
@@ -62,6 +65,13 @@ def check_supported(profile: Profile, query: Any) -> None:
     """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
     window = query.window
     kind = getattr(window, "kind", type(window).__name__)
+    mode = getattr(query, "output_mode", "append")
+    if mode not in profile.output_modes:
+        raise InvalidSpec(
+            "output_mode", mode,
+            f"not modelled for profile {profile.name} (output modes are Spark's)",
+            "remove output_mode, or use profile: spark",
+        )
     if profile.kinds and kind not in profile.kinds:
         raise InvalidSpec(
             "window.kind",
@@ -77,6 +87,9 @@ def check_supported(profile: Profile, query: Any) -> None:
         elif option == "ungrouped_session":
             used = kind == "session" and not query.group_by
             where, value, fix = "group_by", [], "add group_by: [user]"
+        elif option == "session_update":
+            used = kind == "session" and mode == "update"
+            where, value, fix = "output_mode", mode, "use output_mode: append or complete"
         else:
             value = getattr(window, f"{option}_ms", getattr(window, option, None))
             used = value is not None and (option != "tolerance" or value != 0)
