@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
-from windtunnel.conformance.check import DEFAULT_BATCH_SIZE, CheckResult, check
+from windtunnel.conformance.check import COMPARES, DEFAULT_BATCH_SIZE, CheckResult, check
 from windtunnel.conformance.counterexample import DEFAULT_OUT, write_counterexample
 from windtunnel.conformance.generate import MAX_EVENTS
 from windtunnel.conformance.report import input_lines, render, summary
@@ -51,6 +51,9 @@ def _spec_data(path: str) -> Any:
               help="Time budget for shrinking; the smallest failure so far is kept.")
 @click.option("--max-events", type=click.IntRange(min=1), default=MAX_EVENTS, show_default=True,
               help="Events per generated stream, at most.")
+@click.option("--compare", type=click.Choice(COMPARES), default="rows", show_default=True,
+              help="rows: every emitted row, in its micro-batch; final: the last row per "
+              "window (a sink that keeps one row per key, e.g. update mode into a merge).")
 @friendly
 def check_command(
     spec: str,
@@ -64,6 +67,7 @@ def check_command(
     stand_in: str | None,
     shrink_seconds: float,
     max_events: int,
+    compare: str,
 ) -> None:
     """Check a target against SPEC (a scenario file: its window, group_by, aggregate
     and profile are the spec): SPEC's own input first, then --examples generated
@@ -77,6 +81,8 @@ def check_command(
     scenario = load_scenario(spec)
     name = job if job is not None else target or "spark"
     rerun = f"--job {job}" if job is not None else f"--target {name}"
+    if compare != "rows":
+        rerun += f" --compare {compare}"
     chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
     if chosen_stand_in == "none":
         chosen_stand_in = None
@@ -87,7 +93,7 @@ def check_command(
         return check(
             scenario, implementation, profile=profile, examples=examples, seed=seed,
             batch_size=batch_size, stand_in=chosen_stand_in, shrink_seconds=shrink_seconds,
-            max_events=max_events, progress=progress,
+            max_events=max_events, progress=progress, compare=compare,
         )
 
     if color:  # a progress bar only on a terminal

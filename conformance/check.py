@@ -7,6 +7,11 @@ and ``message`` (:mod:`windtunnel.conformance.differential`); drops only when th
 target reports them; the micro-batch each emission came out in only when the target
 reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
 
+With ``compare="final"`` (a sink that keeps one row per window: update mode into a merge
+or Delta table) each side's emissions are first reduced to the last row of every window,
+group and ``aggregate_by`` value (:func:`final_rows`), compared without ``reason``,
+``partial`` and timing.
+
 Targets run ``batch_size`` scenarios per call (default :data:`DEFAULT_BATCH_SIZE`: the
 Spark targets put many scenarios in one streaming query, so a call's cost is mostly the
 query's, not the scenarios'). Shrinking (:mod:`.shrink`) asks the
@@ -43,6 +48,12 @@ from windtunnel.oracle.model.timefmt import window_text
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
 
+COMPARES = ("rows", "final")
+"""What is compared: every emitted row, or the last row per window (:func:`final_rows`)."""
+
+FINAL_IGNORED = (*DEFAULT_IGNORED, "reason", "partial")
+"""Fields a final-value comparison leaves out: a merge sink keeps the values only."""
+
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
 calls (the job runner puts up to 200 scenarios in a query, the exact operator 400)."""
@@ -74,17 +85,42 @@ def _compared(outputs: Sequence[Output], drops: bool) -> list[Output]:
     return [o for o in outputs if isinstance(o, Emission) or (drops and isinstance(o, Drop))]
 
 
-def _minus(left: Sequence[Output], right: Sequence[Output]) -> tuple[Output, ...]:
+def _minus(left: Sequence[Output], right: Sequence[Output],
+           ignore: Sequence[str] = DEFAULT_IGNORED) -> tuple[Output, ...]:
     """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records."""
-    counts = Counter(canonical(o, DEFAULT_IGNORED) for o in right)
+    counts = Counter(canonical(o, ignore) for o in right)
     out = []
     for output in left:
-        key = canonical(output, DEFAULT_IGNORED)
+        key = canonical(output, ignore)
         if counts[key]:
             counts[key] -= 1
         else:
             out.append(output)
     return tuple(out)
+
+
+def final_rows(
+    outputs: Sequence[Output], by: Sequence[str] = (), batches: Sequence[int | None] | None = None
+) -> list[Output]:
+    """``outputs`` with each window's emissions reduced to its last row per group and
+    ``aggregate_by`` value (fields ``by`` of the row): what a sink keeping one row per key
+    holds at the end. Emissions count in micro-batch order where ``batches`` gives it (else
+    in output order); drops stay as they are."""
+    order = range(len(outputs))
+    if batches is not None:
+        order = sorted(order, key=lambda i: (batches[i] is None, batches[i] or 0, i))
+    last: dict[str, Output] = {}
+    rest: list[Output] = []
+    for index in order:
+        output = outputs[index]
+        if not isinstance(output, Emission):
+            rest.append(output)
+            continue
+        key = json.dumps([output.window.to_json(), output.group, [output.row.get(b) for b in by]],
+                         sort_keys=True, default=str)
+        last.pop(key, None)
+        last[key] = output
+    return [*last.values(), *rest]
 
 
 def compare_run(
@@ -94,8 +130,17 @@ def compare_run(
     *,
     drops: bool,
     timing: bool,
+    final_by: Sequence[str] | None = None,
 ) -> Mismatch:
-    """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees)."""
+    """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees);
+    with ``final_by`` (the ``aggregate_by`` fields) the final rows per window only."""
+    if final_by is not None:
+        want = final_rows(_compared(expected, drops), final_by)
+        got = final_rows(_compared(run.outputs, drops), final_by,
+                         None if run.micro_batches is None else
+                         [b for o, b in zip(run.outputs, run.micro_batches, strict=True)
+                          if isinstance(o, Emission) or drops])
+        return Mismatch(_minus(want, got, FINAL_IGNORED), _minus(got, want, FINAL_IGNORED))
     want = _compared(expected, drops)
     got = _compared(run.outputs, drops)
     missing, unexpected = _minus(want, got), _minus(got, want)
@@ -164,9 +209,10 @@ Progress = Callable[[int], None]
 class _Judge:
     """Runs scenarios on a target and says which diverge from the oracle under a profile."""
 
-    def __init__(self, target: Target, profile: str) -> None:
+    def __init__(self, target: Target, profile: str, compare: str = "rows") -> None:
         self.target = target
         self.profile = profile
+        self.compare = compare
 
     def expected(self, scenario: Scenario) -> tuple[Output, ...]:
         return oracle_outputs(scenario, self.profile)
@@ -184,12 +230,15 @@ class _Judge:
         for scenario, got in zip(scenarios, runs, strict=True):
             want = self.expected(scenario)
             timing = self.target.reports_timing
+            final = self.compare == "final"
             mismatch = compare_run(
                 want,
-                oracle_micro_batches_of(scenario, want, self.profile) if timing else (),
+                oracle_micro_batches_of(scenario, want, self.profile) if timing and not final
+                else (),
                 got,
                 drops=self.target.reports_drops,
                 timing=self.target.reports_timing,
+                final_by=scenario.query.aggregate_by if final else None,
             )
             out.append((mismatch, got))
         return out
@@ -210,18 +259,23 @@ def check(
     shrink_seconds: float = 60.0,
     max_events: int = MAX_EVENTS,
     progress: Progress | None = None,
+    compare: str = "rows",
 ) -> CheckResult:
     """Check ``target`` on ``spec``'s own input (if it has events) and ``examples``
     generated streams, ``batch_size`` per target call; stop at the first divergence and
-    shrink it. Raises InvalidSpec for bad options or a spec the profile cannot run."""
+    shrink it. ``compare``: one of :data:`COMPARES`. Raises InvalidSpec for bad options or
+    a spec the profile cannot run."""
     chosen = profile or spec.profile.name
     profile_named(chosen)
+    if compare not in COMPARES:
+        raise InvalidSpec("--compare", compare, "unknown comparison",
+                          f"use one of {', '.join(COMPARES)}")
     if isinstance(batch_size, bool) or batch_size < 1:
         raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 200")
     if stand_in is not None:
         profile_named(stand_in)
     started = time.monotonic()
-    judge = _Judge(target, chosen)
+    judge = _Judge(target, chosen, compare)
     judge.expected(spec)  # the profile can run the spec (else InvalidSpec before any target run)
     own = [spec] if any(not isinstance(i, End) for i in spec.items) else []
     generated = generate(spec, examples, seed, max_events=max_events)
@@ -251,7 +305,7 @@ def _shrunk(
     result: Shrunk | None = None
     shrunk_on = judge.target.name
     if stand_in is not None and _stands_in(failing, judge, stand_in):
-        proxy = _Judge(_stand_in_target(judge.target, stand_in), judge.profile)
+        proxy = _Judge(_stand_in_target(judge.target, stand_in), judge.profile, judge.compare)
         candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=seconds)
         if judge.fails([candidate.scenario])[0]:
             result, shrunk_on = candidate, f"stand-in oracle:{stand_in}"

@@ -113,7 +113,8 @@ JobFactory = Callable[[Query], Callable[[Any], Any]]
 
 @dataclass(frozen=True, slots=True)
 class JobTarget:
-    """A Spark job held to the job contract; emissions only, micro-batch timing."""
+    """A Spark job held to the job contract; emissions only, micro-batch timing. ``lanes``
+    queries run side by side (:mod:`windtunnel.spark_impl.job_lanes`)."""
 
     factory: JobFactory
     name: str
@@ -121,8 +122,10 @@ class JobTarget:
     batched: bool = True
     reports_drops: bool = False
     reports_timing: bool = True
+    lanes: int | None = None
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        from windtunnel.spark_impl.job_lanes import DEFAULT_LANES
         from windtunnel.spark_impl.user_job import check_job_spec, run_job_many
 
         by_query: dict[Query, list[int]] = {}
@@ -133,7 +136,8 @@ class JobTarget:
         found: dict[int, TargetRun] = {}
         for query, members in by_query.items():
             chosen = [scenarios[i] for i in members]
-            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched)
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched,
+                                self.lanes or DEFAULT_LANES)
             for index, scenario, run in zip(members, chosen, runs, strict=True):
                 indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
                 found[index] = TargetRun(
@@ -153,7 +157,8 @@ def fast_target(spark: Any = None) -> FastTarget:
     return FastTarget(spark)
 
 
-def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
+def stock_target(spark: Any = None, *, batched: bool = True,
+                 lanes: int | None = None) -> JobTarget:
     """``spark-stock``: the stock mapping, run through the job contract's machinery."""
 
     def factory(query: Query) -> Callable[[Any], Any]:
@@ -162,7 +167,7 @@ def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
         check_stock(query)
         return lambda events: stock_window(events, query)
 
-    return JobTarget(factory, "spark-stock", spark, batched)
+    return JobTarget(factory, "spark-stock", spark, batched, lanes=lanes)
 
 
 def job_target(
@@ -171,11 +176,13 @@ def job_target(
     *,
     name: str | None = None,
     batched: bool = True,
+    lanes: int | None = None,
 ) -> JobTarget:
     """A user's Spark job ``job(events) -> DataFrame``, given as a callable or as
     ``module:function``. ``batched=False`` runs one query per scenario (for a job whose
-    result depends on absolute times). Raises InvalidSpec for a bad ``module:function``
-    or a non-callable; a job breaking the contract fails when run, with InvalidSpec."""
+    result depends on absolute times); ``lanes`` queries run side by side (default
+    ``job_lanes.DEFAULT_LANES``). Raises InvalidSpec for a bad ``module:function`` or a
+    non-callable; a job breaking the contract fails when run, with InvalidSpec."""
     if isinstance(job, str):
         label = name or job
         function = load_function(job)
@@ -185,7 +192,7 @@ def job_target(
     else:
         raise InvalidSpec("--job", job, "must be a function or module:function",
                           "give e.g. my_jobs:windowed")
-    return JobTarget(lambda _query: function, label, spark, batched)
+    return JobTarget(lambda _query: function, label, spark, batched, lanes=lanes)
 
 
 EXACT = TargetEntry(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import count
-from typing import Any
+from typing import Any, Final
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
@@ -30,6 +30,13 @@ from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator, Window
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, Clocks
+
+MODE_ROWS: Final[dict[str, tuple[str, bool]]] = {
+    "append": ("close", False),
+    "update": ("update", True),
+    "complete": ("complete", True),
+}
+"""The reason and ``partial`` flag of the rows each output mode writes."""
 
 EVICTED = "evicted"
 """The reason an ``update``-mode window is closed with (told to ``explain``): it leaves the
@@ -66,13 +73,14 @@ class UpdateOperator(FixedOperator):
         """The micro-batch's updated rows, then append's closing (which emits nothing here)."""
         touched, self._touched = self._touched, {}
         assert self.aggregator is not None
+        reason, partial = MODE_ROWS["update"]
         for window in sorted(touched, key=lambda w: (w.end_ms, w.start_ms, w.group.index)):
             ref = WindowRef(window.start_ms, window.end_ms)
             for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
                 if self._by and _row_key(self._by_paths, row) not in touched[window]:
                     continue  # another aggregate_by value of the window, unchanged here
-                out.append(Emission(ref, window.group.value, row, "update", ctx.after_seq,
-                                    ctx.wall_ms, True))
+                out.append(Emission(ref, window.group.value, row, reason, ctx.after_seq,
+                                    ctx.wall_ms, partial))
         super().on_batch_end(ctx, out)
 
     def _close_one(
@@ -185,10 +193,11 @@ class CompleteOperator(Operator):
         return rows
 
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
+        reason, partial = MODE_ROWS["complete"]
         for window, group, state in self._table():
             for row in self.aggregator.rows(state, window.start_ms, window.end_ms):
-                out.append(Emission(window, group.value, row, "complete", ctx.after_seq,
-                                    ctx.wall_ms, True))
+                out.append(Emission(window, group.value, row, reason, ctx.after_seq,
+                                    ctx.wall_ms, partial))
         moved = self.clocks.batch_end()
         self.clocks.after_batch_close(moved)
 

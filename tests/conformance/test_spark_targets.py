@@ -14,14 +14,10 @@ from windtunnel.conformance.targets.spark import check_indexes, job_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.spark_impl.feed import feed
+from windtunnel.spark_impl.job_placement import separation_ms, shift_unit_ms, shifted_plans
 from windtunnel.spark_impl.multi_exact import query_groups
 from windtunnel.spark_impl.stock import plan_stock
-from windtunnel.spark_impl.user_job import (
-    event_schema,
-    separation_ms,
-    shift_unit_ms,
-    shifted_plans,
-)
+from windtunnel.spark_impl.user_job import event_schema
 
 
 def _scenario(text: str) -> Scenario:
@@ -103,7 +99,7 @@ def test_scenarios_are_placed_far_apart_on_the_window_grid() -> None:
     assert placed[0].offset_ms == 0
     for before, after in itertools.pairwise(placed):
         assert before.high_ms <= after.low_ms  # windows of two scenarios never mix
-        assert after.first_batch == before.last_batch + 1  # one empty micro-batch between
+        assert after.first_batch == before.last_batch  # its first is the no-data micro-batch
         assert after.offset_ms - before.offset_ms >= separation_ms(query)
 
 
