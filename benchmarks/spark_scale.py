@@ -1,4 +1,4 @@
-"""The exact fast path at scale on one machine, against stock Spark in the same run.
+"""The production operator at scale on one machine, against stock Spark in the same run.
 
 Workload (``spark_exact.workload``): 10,000,000 events over 100,000 keys, 5% out of order
 (pushed back up to two minutes), 30 Parquet files read as 30 micro-batches
@@ -6,11 +6,12 @@ Workload (``spark_exact.workload``): 10,000,000 events over 100,000 keys, 5% out
 
 - stock: ``withWatermark`` + ``groupBy(window, k).count()`` on the HDFS-backed state store,
   ``noop`` sink (the baseline);
-- batch: the exact fast path (``spark_impl/batch_exact.py``), rows written as Parquet files.
+- production: ``run_job`` over ``dataframe_source`` (the JVM operator, key slices in
+  parallel, state on the checkpoint), rows written as Parquet files.
 
 Prints for each side the events/s over the whole run and the steady rate (micro-batches after
-the first), the ratio batch/stock; for the fast path the state after the run (keys, open
-windows, bytes of the state version file), the state file size after every fifth micro-batch
+the first), the ratio production/stock; for the production operator the state after the run
+(bytes of the newest version's slice files), the state size after every fifth micro-batch
 (it levels off: closed windows leave the state, only open windows and per-key clocks stay) and
 the driver process's peak resident memory.
 
@@ -59,26 +60,39 @@ def run_stock(spark: Any, directory: Path) -> tuple[float, float]:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", rocksdb)
 
 
-def run_batch(spark: Any, directory: Path) -> tuple[float, float, str, list[tuple[int, int]]]:
-    """(seconds, steady rate, state directory, [(micro-batch id, state file bytes)])."""
-    from windtunnel.spark_impl.batch_exact import ExactBatches, FileOutput, start, state_dir_of
-    from windtunnel.spark_impl.batch_state import BatchStateStore
+def state_bytes(checkpoint: Path) -> int:
+    """Bytes of the slice files the newest committed state version consists of."""
+    root = checkpoint / "windtunnel" / "state"
+    versions = sorted((int(p.name) for p in root.iterdir() if (p / "COMMIT").is_file()), default=None)
+    if versions is None:
+        return 0
+    newest = versions[-1]
+    lines = (root / str(newest) / "COMMIT").read_text().splitlines()
+    files = next(x for x in lines if x.startswith("files=")).removeprefix("files=").split(",")
+    return sum((root / v / f"slice-{i}").stat().st_size for i, v in enumerate(files) if int(v) >= 0)
 
-    root = Path(tempfile.mkdtemp(prefix="spark-scale-batch-"))
-    checkpoint = str(root / "ckpt")
-    state_dir = state_dir_of(checkpoint)
-    batches = ExactBatches(QUERY, FileOutput(str(root / "out"), "parquet"), state_dir)
+
+def run_production(spark: Any, directory: Path) -> tuple[float, float, int, list[tuple[int, int]]]:
+    """(seconds, steady rate, state bytes after the run, [(micro-batch id, state bytes)])."""
+    from windtunnel.spark_impl.job import Sink, run_job
+    from windtunnel.spark_impl.sources import dataframe_source
+
+    root = Path(tempfile.mkdtemp(prefix="spark-scale-production-"))
+    checkpoint = root / "ckpt"
     sizes: list[tuple[int, int]] = []
+    durations: list[tuple[int, int]] = []
 
-    def tracked(df: Any, batch_id: int) -> None:
-        batches(df, batch_id)
-        sizes.append((batch_id, BatchStateStore(state_dir).size_bytes()))
+    def tracked(batch: Any) -> None:
+        sizes.append((batch.batch_id, state_bytes(checkpoint)))
+        durations.append((batch.rows_in, batch.duration_ms))
 
     started = time.perf_counter()
-    query = start(source(spark, directory), tracked, checkpoint)
-    query.awaitTermination()
-    batches.flush()  # output files still written in the background count too
-    return time.perf_counter() - started, steady_rate(query), state_dir, sizes
+    run_job(QUERY, dataframe_source(source(spark, directory)), Sink("parquet", path=str(root / "out")),
+            checkpoint=str(checkpoint), on_batch=tracked)
+    seconds = time.perf_counter() - started
+    steady = durations[1:]
+    rate = sum(n for n, _ in steady) / (sum(ms for _, ms in steady) / 1000) if steady else 0.0
+    return seconds, rate, state_bytes(checkpoint), sizes
 
 
 def main() -> None:
@@ -89,7 +103,6 @@ def main() -> None:
     parser.add_argument("--stock", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
 
-    from windtunnel.spark_impl.batch_state import BatchStateStore
     from windtunnel.spark_impl.session import spark_session
 
     spark = spark_session(shuffle_partitions=2)
@@ -99,26 +112,20 @@ def main() -> None:
     write_files(workload(20_000, args.keys, seed=1), root / "warmup", 2)
     if args.stock:
         run_stock(spark, root / "warmup")
-    run_batch(spark, root / "warmup")
+    run_production(spark, root / "warmup")
 
     print(f"{args.events:,} events, {args.keys:,} keys, {args.batches} micro-batches, 1-minute tumbling count")
     if args.stock:
         seconds, steady = run_stock(spark, root / "data")
         stock_rate = args.events / seconds
         print(f"stock/hdfs  {stock_rate / 1e6:6.3f}M ev/s ({seconds:6.2f} s; steady {steady / 1e6:6.3f}M ev/s)")
-    seconds, batch_steady, state_dir, sizes = run_batch(spark, root / "data")
+    seconds, steady_production, state, sizes = run_production(spark, root / "data")
     rate = args.events / seconds
-    print(f"batch       {rate / 1e6:6.3f}M ev/s ({seconds:6.2f} s; steady {batch_steady / 1e6:6.3f}M ev/s)")
+    print(f"production  {rate / 1e6:6.3f}M ev/s ({seconds:6.2f} s; steady {steady_production / 1e6:6.3f}M ev/s)")
     if args.stock:
-        print(f"ratio batch/stock(hdfs): {rate / stock_rate:.2f}x (steady {batch_steady / steady:.2f}x)")
-    latest = BatchStateStore(state_dir).latest()
-    assert latest is not None
-    state = latest.state
-    print(
-        f"state after micro-batch {latest.batch_id}: {len(state.keys):,} keys (clocks), "
-        f"{len(state.win_key):,} open windows, {BatchStateStore(state_dir).size_bytes() / 1e6:.1f} MB on disk"
-    )
-    print("state file by micro-batch: " + ", ".join(
+        print(f"ratio production/stock(hdfs): {rate / stock_rate:.2f}x (steady {steady_production / steady:.2f}x)")
+    print(f"state after the run: {state / 1e6:.1f} MB on the checkpoint")
+    print("state by micro-batch: " + ", ".join(
         f"{batch_id}: {size / 1e6:.1f} MB" for batch_id, size in sizes if batch_id % 5 == 4 or batch_id == 0
     ))
     print(f"driver peak resident memory: {peak_rss_mb():,.0f} MB")

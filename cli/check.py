@@ -10,13 +10,15 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
-from windtunnel.conformance.check import COMPARES, DEFAULT_BATCH_SIZE, CheckResult, check
+from windtunnel.cli.progress import Progress, duration_text
+from windtunnel.conformance.check import COMPARES, DEFAULT_BATCH_SIZE, check
 from windtunnel.conformance.counterexample import DEFAULT_OUT, write_counterexample
 from windtunnel.conformance.generate import MAX_EVENTS
 from windtunnel.conformance.report import input_lines, render, summary
 from windtunnel.conformance.targets import known_targets, stand_in_of, target_named
 from windtunnel.oracle.model.errors import InvalidScenario
-from windtunnel.oracle.scenario import load_scenario, load_yaml
+from windtunnel.oracle.model.stream import End
+from windtunnel.oracle.scenario import load_spec, load_yaml
 
 SHOWN_ITEMS = 8
 SHOWN_WIDTH = 110
@@ -28,10 +30,42 @@ def _spec_data(path: str) -> Any:
     return json.loads(text) if path.endswith(".json") else load_yaml(text)
 
 
+TIME_BUDGET_S = 600.0
+"""A check estimated to take longer than this says so before it starts."""
+TYPICAL_RATES = {"oracle": 1000.0, "python": 1000.0, "spark": 600.0, "tenzir": 300.0}
+"""Scenarios a minute by target (its name, or the part before ':'), measured on a 2-core
+machine (docs/conformance.md); anything else (a Spark job, spark-stock, spark-fast):
+:data:`JOB_RATE`."""
+JOB_RATE = 45.0
+
+
+def typical_rate(target: str, is_job: bool) -> float:
+    """About how many scenarios a minute ``target`` checks (see :data:`TYPICAL_RATES`)."""
+    if is_job:
+        return JOB_RATE
+    return TYPICAL_RATES.get(target, TYPICAL_RATES.get(target.split(":")[0], JOB_RATE))
+
+
+def examples_warning(examples: int, target: str, is_job: bool) -> str | None:
+    """A line estimating the time of ``examples`` when it passes :data:`TIME_BUDGET_S`,
+    with the ``--examples`` that fits; None when it fits."""
+    rate = typical_rate(target, is_job)
+    seconds = examples * 60.0 / rate
+    if seconds <= TIME_BUDGET_S:
+        return None
+    fits = int(TIME_BUDGET_S * rate / 60)
+    return (f"--examples {examples:,} takes about {duration_text(seconds)} at about "
+            f"{rate:g} scenarios/min (typical for {target} here); --examples {fits} fits "
+            f"{duration_text(TIME_BUDGET_S)} (Ctrl-C stops a check: exit 130)")
+
+
 @click.command("check")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--job", default=None, metavar="MODULE:FUNCTION",
               help="Your Spark job: job(events: DataFrame) -> DataFrame.")
+@click.option("--flink-sql", "flink_sql", default=None, metavar="QUERY.sql",
+              help="Your Flink SQL job: CREATE TABLE ... WATERMARK FOR ...; SELECT ... over a "
+              "windowing TVF (the [flink] extra).")
 @click.option("--target", default=None, metavar="NAME",
               help=f"What to check: {', '.join(known_targets())} (default: spark).")
 @click.option("--profile", default=None, help="Profile the target is held to (default: SPEC's).")
@@ -58,6 +92,7 @@ def _spec_data(path: str) -> Any:
 def check_command(
     spec: str,
     job: str | None,
+    flink_sql: str | None,
     target: str | None,
     profile: str | None,
     examples: int,
@@ -76,32 +111,47 @@ def check_command(
     Exit 0: no divergence. Exit 1: a divergence; the shrunk counterexample is written
     as a scenario file (path printed) with a report. Exit 2: invalid input.
     """
-    if job is not None and target is not None:
-        raise InvalidScenario("--job", job, "cannot be given with --target", "give one of them")
-    scenario = load_scenario(spec)
+    given = [(o, v) for o, v in (("--job", job), ("--flink-sql", flink_sql), ("--target", target))
+             if v is not None]
+    if len(given) > 1:
+        raise InvalidScenario(given[0][0], given[0][1], f"cannot be given with {given[1][0]}",
+                              "give one of them")
+    if job is not None and ":" not in job:
+        raise InvalidScenario(
+            "--job", job, "lacks :function (the job function in the module)",
+            f"write --job {job}:FUNCTION, naming your job(events) -> DataFrame in {job}",
+        )
+    scenario = load_spec(spec)
     name = job if job is not None else target or "spark"
     rerun = f"--job {job}" if job is not None else f"--target {name}"
+    chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
+    if flink_sql is not None:  # a user's Flink SQL job (windtunnel.conformance.targets.flink)
+        from windtunnel.conformance.targets.flink import flink_sql_target
+
+        rerun, chosen_stand_in = f"--flink-sql {flink_sql}", stand_in
+        implementation: Any = flink_sql_target(flink_sql)
+    else:
+        implementation = target_named(name)
     if compare != "rows":
         rerun += f" --compare {compare}"
-    chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
     if chosen_stand_in == "none":
         chosen_stand_in = None
-    implementation = target_named(name)
     color = sys.stdout.isatty()
+    total = examples + (1 if any(not isinstance(i, End) for i in scenario.items) else 0)
+    warning = examples_warning(examples, implementation.name, job is not None)
+    if warning:
+        click.echo(f"windtunnel: {warning}", err=True)
+    with Progress(f"checking {implementation.name}", total, "scenarios", per_minute=True) as bar:
 
-    def run(progress: Any) -> CheckResult:
-        return check(
+        def shrinking(diverging: Any) -> None:
+            bar.note(f"{diverging.name} diverges; shrinking it (up to {shrink_seconds:g} s)")
+
+        result = check(
             scenario, implementation, profile=profile, examples=examples, seed=seed,
             batch_size=batch_size, stand_in=chosen_stand_in, shrink_seconds=shrink_seconds,
-            max_events=max_events, progress=progress, compare=compare,
+            max_events=max_events, progress=bar.advance, on_shrinking=shrinking,
+            compare=compare,
         )
-
-    if color:  # a progress bar only on a terminal
-        total = examples + (1 if scenario.items else 0)
-        with click.progressbar(length=total, label=f"checking {implementation.name}") as bar:
-            result = run(bar.update)
-    else:
-        result = run(None)
     failure = result.failure
     if failure is None:
         click.echo(summary(result))

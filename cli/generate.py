@@ -12,8 +12,10 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
+from windtunnel.cli.progress import Progress
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.extras import require_module
+from windtunnel.simulator.atomic import atomic_output
 from windtunnel.simulator.column_outputs import COLUMN_WRITERS
 from windtunnel.simulator.knobs import KNOB_HELP
 from windtunnel.simulator.outputs import WRITERS
@@ -23,6 +25,10 @@ from windtunnel.simulator.report import summary_lines
 from windtunnel.simulator.workloads import WORKLOADS, simulate
 
 FORMATS = (*WRITERS, "kafka")
+PROGRESS_FROM = 100_000
+"""Streams of this many records or more show progress (a bar on a terminal, else lines)."""
+PIPED_EVERY_S = 5.0
+"""Piped progress: at most one line this often."""
 _EXPLICIT = ("seed", "events")
 
 
@@ -135,30 +141,27 @@ def generate_command(
     if total is None and knobs.duration_ms is not None:  # expected records for the duration
         total = max(1, round(knobs.duration_ms * knobs.rate_per_s / 1000))
     label = f"{workload} -> {fmt}"
-    with (
-        click.progressbar(
-            length=total or 0, label=label, file=sys.stderr, show_eta=True, show_pos=True
-        )
-        if not quiet and total and total >= 100_000
-        else _NoBar() as bar
-    ):
+    long_run = not quiet and bool(total) and (total or 0) >= PROGRESS_FROM
+    with Progress(label, total, "records", every_s=PIPED_EVERY_S, enabled=long_run) as bar:
         if fmt == "kafka":
-            _to_kafka(simulation, bootstrap, kafka_config, speed, kafka_connect_timeout, bar.update)
+            _to_kafka(simulation, bootstrap, kafka_config, speed, kafka_connect_timeout, bar.advance)
         else:
             if out is None:
                 raise InvalidInput("out", None, "is required for this format", "give --out PATH")
             try:
                 writer = COLUMN_WRITERS[fmt] if columns else WRITERS[fmt]
-                writer(simulation, Path(out), bar.update)
+                with atomic_output(Path(out), directory=fmt == "spark-dir") as partial:
+                    writer(simulation, partial, bar.advance)
             except OSError as exc:
                 raise InvalidInput(
                     "--out", out, f"cannot be written ({exc.strerror or exc})", _WRITABLE
                 ) from None
     if summary_json is not None:
         try:
-            Path(summary_json).write_text(
-                json.dumps(summary_data(simulation), indent=1) + "\n", encoding="utf-8"
-            )
+            with atomic_output(Path(summary_json)) as partial:
+                partial.write_text(
+                    json.dumps(summary_data(simulation), indent=1) + "\n", encoding="utf-8"
+                )
         except OSError as exc:
             raise InvalidInput(
                 "--summary-json", summary_json, f"cannot be written ({exc.strerror})", _WRITABLE
@@ -190,21 +193,12 @@ def check_out_path(path: Path, *, directory: bool, option: str = "--out") -> Non
             option, str(path), "is an existing file; spark-dir writes a directory",
             "give a new or empty directory",
         )
+    if directory and path.is_dir() and any(path.iterdir()):
+        raise InvalidInput(option, str(path), "directory is not empty", "give a new or empty directory")
     if not directory and path.is_dir():
         raise InvalidInput(
             option, str(path), "is a directory; this format writes a file", "give a file name"
         )
-
-
-class _NoBar:
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, n: int) -> None:
-        return None
 
 
 def _to_kafka(

@@ -6,6 +6,7 @@ import os
 
 import click
 
+from windtunnel.cli.broker import broker_command
 from windtunnel.cli.check import check_command
 from windtunnel.cli.compare import compare_command
 from windtunnel.cli.explain import explain_command
@@ -38,6 +39,7 @@ cli.add_command(generate_command)
 cli.add_command(run_command)
 cli.add_command(check_command)
 cli.add_command(plot_command)
+cli.add_command(broker_command)
 
 
 def main() -> None:

@@ -8,8 +8,9 @@ import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.output.outputs import jsonl, outputs_json, outputs_table, summary_line
-from windtunnel.cli.output.table import echo_table, is_terminal
+from windtunnel.cli.output.table import echo_table
 from windtunnel.cli.output.times import TimeStyle, closed_end, times_option
+from windtunnel.cli.progress import Progress, is_terminal
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.expect import check
 from windtunnel.oracle.model.extras import requires_extra
@@ -46,8 +47,8 @@ from windtunnel.oracle.scenario import load_scenario
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Spark: progress lines on stderr while it starts and per micro-batch "
-    "(default: when stderr is a terminal).",
+    help="Spark: progress on stderr while it starts and per micro-batch (a bar on a "
+    "terminal, a line per micro-batch with rate and ETA when piped; default: on).",
 )
 @friendly
 def replay_command(
@@ -74,14 +75,29 @@ def replay_command(
         result = replay(scenario)
     else:
         with requires_extra("spark", f"--engine {engine}"):
-            from windtunnel.spark_impl.replay import compare_with_oracle, replay_scenario
+            from windtunnel.spark_impl.replay import (
+                compare_with_oracle,
+                micro_batch_count,
+                replay_scenario,
+            )
 
-        if progress is None:
-            progress = is_terminal(sys.stderr)
-        say = (lambda line: click.echo(line, err=True)) if progress else None
-        run = replay_scenario(
-            scenario, micro_batch=micro_batch, master=master, remote=remote, progress=say
-        )
+        total = micro_batch_count(scenario, micro_batch) if progress is not False else None
+        label = f"replaying {scenario.name} on Spark"
+        # Spark's start is said on a terminal or when asked (--progress); piped by default,
+        # only the micro-batches, so a failure to start stays one line
+        starting = progress is True or is_terminal(sys.stderr)
+        with Progress(label, total, "micro-batches", enabled=progress is not False) as bar:
+
+            def say(line: str) -> None:
+                if line.startswith("micro-batch "):
+                    bar.advance(1, line)
+                elif starting:
+                    bar.note(line)
+
+            run = replay_scenario(
+                scenario, micro_batch=micro_batch, master=master, remote=remote,
+                progress=say if progress is not False else None,
+            )
         result = run.result
         if engine == "both":
             divergence = compare_with_oracle(scenario, run)

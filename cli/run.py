@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from windtunnel.cli.errors import friendly
+from windtunnel.cli.progress import Progress
+from windtunnel.cli.run_source import end_notes, look_at_source, make_out_dir
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.oracle.model.timeparse import parse_duration_ms
@@ -70,6 +72,12 @@ def parse_kafka(source: str) -> tuple[str, str]:
 @click.option("--master", default=None, help="Spark master, e.g. spark://127.0.0.1:7077.")
 @click.option("--remote", default=None, help="Spark Connect server, e.g. sc://localhost:15002.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print which path the job takes (the JVM operator or the general one) and why; "
+    "run nothing.",
+)
 @friendly
 def run_command(
     spec: str,
@@ -86,14 +94,19 @@ def run_command(
     master: str | None,
     remote: str | None,
     quiet: bool,
+    explain: bool,
 ) -> None:
     """Run the window of SPEC (a scenario or spec file; its input is ignored) over SOURCE
-    on Spark, exact per event (default profile), and write every emission and drop.
+    on Spark, exact per event (default profile), and write every emission and drop;
+    a profile spark SPEC runs stock Spark's mapping (withWatermark + window; emissions).
 
     SOURCE is what `windtunnel generate` wrote (a spark-dir directory, a .jsonl or a
     .parquet file) or kafka://HOST:PORT/TOPIC (Spark's Kafka connector when it is on the
-    classpath, else windtunnel's Python Kafka source; the [kafka] extra). Progress
-    (micro-batches, rows in and out) goes to stderr. Exits 2 on invalid input.
+    classpath, else windtunnel's Python Kafka source; the [kafka] extra; an address
+    nothing listens on fails at once). Progress goes to stderr (a bar on a terminal, a
+    line per micro-batch with rate and ETA when piped); the end says which windows are
+    still open (Kafka never ends) and if fewer records were read than the source held.
+    --out is created. Exits 2 on invalid input or a failed job, 130 on Ctrl-C.
     """
     with requires_extra("spark", "windtunnel run"):
         from windtunnel.spark_impl.job import (
@@ -119,6 +132,11 @@ def run_command(
         raise InvalidInput(
             "--trigger", trigger, "an interval trigger runs until stopped", "also give --timeout"
         )
+    if job_spec.profile == "spark" and clock == "system":
+        raise InvalidInput(
+            "--clock", clock, "a profile spark spec runs stock Spark, which has no wall clock",
+            "drop --clock (stock Spark's windows close by the watermark alone)",
+        )
     kind = sink or ("json" if out else "console")
     if out is not None and kind == "console":
         raise InvalidInput("--out", out, "the console sink writes no files", "drop --out")
@@ -126,49 +144,73 @@ def run_command(
         raise InvalidInput("--out", out, "is a file", "give a directory")
     target = Sink(kind, path=out)
 
-    from windtunnel.spark_impl.job import kafka_job_rows, kafka_records, records_source, run_job
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    held = look_at_source(source, kafka, job_spec.profile == "spark", "availableNow" in options, say)
+    if out is not None:
+        make_out_dir(out)
+
+    from windtunnel.spark_impl.job import (
+        job_path,
+        kafka_job_rows,
+        kafka_records,
+        records_source,
+        run_job,
+    )
     from windtunnel.spark_impl.session import spark_session
 
+    ended = kafka is None and not no_end and job_spec.profile != "spark"  # stock Spark never ends
     spark = spark_session(master, remote)
     _quiet_logs(spark)
     if kafka is not None:
         raw, reader = kafka_records(spark, bootstrap=kafka[0], topic=kafka[1], reader="auto")
         rows = kafka_job_rows(raw)
-        if not quiet:
-            click.echo(
-                f"kafka: reading topic {kafka[1]} with {KAFKA_READER_NAMES[reader]}", err=True
-            )
+        say(f"kafka: reading topic {kafka[1]} with {KAFKA_READER_NAMES[reader]}")
     else:
-        rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=not no_end)
-    totals = [0, 0]
+        rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=ended)
+    if explain:
+        if job_spec.profile == "spark":
+            click.echo("path: stock (profile spark: the stock mapping, withWatermark + window())")
+        else:
+            click.echo(job_path(job_spec, rows, target, clock=clock, checkpoint=checkpoint)
+                       .explain(checkpoint))
+        return
+    if job_spec.profile == "spark":
+        say("profile spark: stock Spark's withWatermark + window(); late rows are dropped "
+            "without a trace (no drop rows)")
+    total = None
+    if held.records is not None and "availableNow" in options:
+        total = held.records + (1 if ended else 0)  # and the end row
+    out_rows = [0]
 
-    def show(batch: Any) -> None:
-        totals[0] += batch.rows_in
-        totals[1] += batch.rows_out
-        if not quiet:
-            click.echo(
+    with Progress(job_spec.name, total, "rows", enabled=not quiet) as bar:
+
+        def show(batch: Any) -> None:
+            out_rows[0] += batch.rows_out
+            bar.advance(
+                max(batch.rows_in, 0),
                 f"batch {batch.batch_id}: {batch.rows_in} rows in, {batch.rows_out} out "
-                f"({batch.duration_ms} ms; total {totals[0]} in, {totals[1]} out)",
-                err=True,
+                f"({batch.duration_ms} ms; total {bar.done + max(batch.rows_in, 0)} in, "
+                f"{out_rows[0]} out)",
             )
 
-    report = run_job(
-        job_spec,
-        rows,
-        target,
-        clock=clock,
-        tick_ms=tick_ms,
-        trigger=trigger,
-        checkpoint=checkpoint,
-        timeout_s=timeout_s,
-        on_batch=show,
-    )
+        report = run_job(
+            job_spec, rows, target, clock=clock, tick_ms=tick_ms, trigger=trigger,
+            checkpoint=checkpoint, timeout_s=timeout_s, on_batch=show, sample=held.sample,
+        )
     where = f" to {out}" if out else ""
+    kept = (f"checkpoint {report.checkpoint}" if report.checkpoint
+            else "no checkpoint kept: give --checkpoint DIR to resume")
     click.echo(
         f"{job_spec.name}: {len(report.batches)} micro-batches, {report.rows_in} rows in, "
-        f"{report.rows_out} outputs{where} (checkpoint {report.checkpoint})",
+        f"{report.rows_out} outputs{where} ({kept})",
         err=True,
     )
+    for line in end_notes(report, held, ended=ended, kafka=kafka is not None,
+                          stock=job_spec.profile == "spark", available_now="availableNow" in options):
+        click.echo(line, err=True)
 
 
 def _quiet_logs(spark: Any) -> None:

@@ -3,7 +3,8 @@ then the first divergence shrunk to a small counterexample.
 
 Expected outputs are the oracle's under ``profile`` (default: the spec's). Emissions
 are compared as multisets of the contract's records without ``wall_ms``, ``after_seq``
-and ``message`` (:mod:`windtunnel.conformance.differential`); drops only when the
+and ``message`` (:mod:`windtunnel.conformance.differential`), or with every field for a
+target whose ``exact`` attribute is true (windtunnel's own operator); drops only when the
 target reports them; the micro-batch each emission came out in only when the target
 reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
 
@@ -85,13 +86,15 @@ def _compared(outputs: Sequence[Output], drops: bool) -> list[Output]:
     return [o for o in outputs if isinstance(o, Emission) or (drops and isinstance(o, Drop))]
 
 
-def _minus(left: Sequence[Output], right: Sequence[Output],
-           ignore: Sequence[str] = DEFAULT_IGNORED) -> tuple[Output, ...]:
-    """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records."""
-    counts = Counter(canonical(o, ignore) for o in right)
+def _minus(
+    left: Sequence[Output], right: Sequence[Output], ignored: tuple[str, ...] = DEFAULT_IGNORED
+) -> tuple[Output, ...]:
+    """The outputs of ``left`` that ``right`` lacks, as multisets of canonical records
+    (without the ``ignored`` fields)."""
+    counts = Counter(canonical(o, ignored) for o in right)
     out = []
     for output in left:
-        key = canonical(output, ignore)
+        key = canonical(output, ignored)
         if counts[key]:
             counts[key] -= 1
         else:
@@ -106,7 +109,7 @@ def final_rows(
     ``aggregate_by`` value (fields ``by`` of the row): what a sink keeping one row per key
     holds at the end. Emissions count in micro-batch order where ``batches`` gives it (else
     in output order); drops stay as they are."""
-    order = range(len(outputs))
+    order: Sequence[int] = range(len(outputs))
     if batches is not None:
         order = sorted(order, key=lambda i: (batches[i] is None, batches[i] or 0, i))
     last: dict[str, Output] = {}
@@ -130,10 +133,12 @@ def compare_run(
     *,
     drops: bool,
     timing: bool,
+    exact: bool = False,
     final_by: Sequence[str] | None = None,
 ) -> Mismatch:
     """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees);
-    with ``final_by`` (the ``aggregate_by`` fields) the final rows per window only."""
+    ``exact``: every field compared, ``after_seq``, ``wall_ms`` and drop messages too; with
+    ``final_by`` (the ``aggregate_by`` fields) the final rows per window only."""
     if final_by is not None:
         want = final_rows(_compared(expected, drops), final_by)
         got = final_rows(_compared(run.outputs, drops), final_by,
@@ -143,7 +148,8 @@ def compare_run(
         return Mismatch(_minus(want, got, FINAL_IGNORED), _minus(got, want, FINAL_IGNORED))
     want = _compared(expected, drops)
     got = _compared(run.outputs, drops)
-    missing, unexpected = _minus(want, got), _minus(got, want)
+    ignored = () if exact else DEFAULT_IGNORED
+    missing, unexpected = _minus(want, got, ignored), _minus(got, want, ignored)
     if missing or unexpected or not timing or run.micro_batches is None:
         return Mismatch(missing, unexpected)
     return Mismatch(timing=_late(expected, expected_batches, run))
@@ -238,6 +244,7 @@ class _Judge:
                 got,
                 drops=self.target.reports_drops,
                 timing=self.target.reports_timing,
+                exact=bool(getattr(self.target, "exact", False)),
                 final_by=scenario.query.aggregate_by if final else None,
             )
             out.append((mismatch, got))
@@ -259,12 +266,13 @@ def check(
     shrink_seconds: float = 60.0,
     max_events: int = MAX_EVENTS,
     progress: Progress | None = None,
+    on_shrinking: Callable[[Scenario], None] | None = None,
     compare: str = "rows",
 ) -> CheckResult:
     """Check ``target`` on ``spec``'s own input (if it has events) and ``examples``
     generated streams, ``batch_size`` per target call; stop at the first divergence and
-    shrink it. ``compare``: one of :data:`COMPARES`. Raises InvalidSpec for bad options or
-    a spec the profile cannot run."""
+    shrink it (``on_shrinking`` is told the diverging scenario first). ``compare``: one of
+    :data:`COMPARES`. Raises InvalidSpec for bad options or a spec the profile cannot run."""
     chosen = profile or spec.profile.name
     profile_named(chosen)
     if compare not in COMPARES:
@@ -293,6 +301,8 @@ def check(
         if progress is not None:
             progress(done)
         if bad is not None:
+            if on_shrinking is not None:
+                on_shrinking(chunk[bad])
             failure = _shrunk(chunk[bad], judge, stand_in, batch_size, shrink_seconds)
             return CheckResult(target.name, chosen, checked, time.monotonic() - started, failure)
     return CheckResult(target.name, chosen, checked, time.monotonic() - started)

@@ -18,7 +18,8 @@ from windtunnel.conformance.counterexample import write_counterexample
 from windtunnel.conformance.report import input_lines, render, summary
 from windtunnel.conformance.targets import Target, is_named, stand_in_of, target_named
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.scenario import Scenario, load_scenario, load_yaml, parse_scenario
+from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
+from windtunnel.oracle.scenario import load_spec as load_spec_file
 
 SparkGetter = Callable[[], Any]
 """Gives the SparkSession when a target needs one (the plugin's ``windtunnel_spark``)."""
@@ -75,13 +76,13 @@ def resolve(job_or_target: Any, spark: SparkGetter) -> Resolved:
 
 def load_spec(spec: Spec) -> tuple[Scenario, Mapping[str, Any] | None]:
     """The parsed spec and its data as written (None for a parsed Scenario: no file can
-    be written from it). Raises InvalidScenario for a bad file."""
+    be written from it); its `input` may be left out. Raises InvalidScenario for a bad file."""
     if isinstance(spec, Scenario):
         return spec, None
     if isinstance(spec, Mapping):
-        return parse_scenario(spec), spec
+        return parse_scenario(spec, require_input=False), spec
     path = Path(spec)
-    scenario = load_scenario(path)
+    scenario = load_spec_file(path)
     text = path.read_text(encoding="utf-8")
     data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     return scenario, data

@@ -7,7 +7,11 @@ gaps, several keys) scaled to the window: event times step by up to the window's
 (or gap) and are pulled back by up to the tolerance plus one size, so some events are
 late and some are not. Each payload then gets the spec's fields: the time at ``on``
 (a dotted path makes nested objects), one value per ``group_by`` field and one per
-aggregated field (sometimes null).
+aggregated field (sometimes null), and every other field of the event shape
+(:mod:`windtunnel.conformance.event_shape`: declared, seen in the spec's input, read by a
+stage), drawn by :func:`windtunnel.simulator.field_strategies.field_columns`. A spec with a
+``deduplicate`` stage also gets redeliveries: an event now and then is a copy of an
+earlier one (same payload, later arrival).
 
 Determinism: :func:`generate` collects Hypothesis examples inside a ``@given`` run
 seeded with ``--seed`` (``hypothesis.seed``), without the example database, so one
@@ -24,10 +28,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from windtunnel.conformance.event_shape import extra_fields
+from windtunnel.conformance.hypothesis_home import scratch_home
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.spec import NOW, CountWindows
-from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
+from windtunnel.oracle.model.stages import Deduplicate
+from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, events_of
 from windtunnel.oracle.scenario import Scenario
+from windtunnel.simulator.field_strategies import check_fields, field_columns
 from windtunnel.simulator.strategies import streams
 
 _TIME = "__time"
@@ -39,7 +48,8 @@ MAX_EVENTS = 20
 @dataclass(frozen=True, slots=True)
 class StreamShape:
     """What a generated stream needs to know about the spec: where to write the time,
-    the group and value fields, and the scale (in the scenario's time unit)."""
+    the group and value fields, the other fields of the event shape (``extra``), whether
+    events are redelivered, and the scale (in the scenario's time unit)."""
 
     on: str | None
     group_fields: tuple[str, ...]
@@ -47,6 +57,8 @@ class StreamShape:
     step: int
     disorder: int
     advances: bool
+    extra: tuple[FieldSpec, ...] = ()
+    redeliveries: bool = False
 
     @classmethod
     def of(cls, spec: Scenario) -> StreamShape:
@@ -65,20 +77,25 @@ class StreamShape:
         disorder = max(1, (tolerance_ms + span_ms) // unit_ms)
         idle = getattr(window, "idle_timeout_ms", None) is not None
         grouped = set(query.group_by) | set(query.aggregate_by)
+        declared = {f.path for f in spec.fields}  # drawn as declared, not as keys or values
         values = [
             a.field
             for a in (query.aggregate or ())
-            if a.field and a.field != on and a.field not in grouped
+            if a.field and a.field != on and a.field not in grouped and a.field not in declared
         ]
+        groups = [p for p in dict.fromkeys([*query.group_by, *query.aggregate_by])
+                  if p not in declared]
         wall_driven = getattr(window, "on", None) == NOW
         # idle gaps (advances) matter only where the wall clock does
         return cls(
             on,
-            tuple(dict.fromkeys([*query.group_by, *query.aggregate_by])),
+            tuple(groups),
             tuple(dict.fromkeys(values)),
             step,
             disorder,
             idle or wall_driven,
+            extra_fields(spec, [*groups, *values]),
+            any(isinstance(s, Deduplicate) for s in query.stages),
         )
 
 
@@ -106,6 +123,7 @@ def spec_streams(spec: Scenario, *, max_events: int = MAX_EVENTS) -> st.SearchSt
     from it, event times from it in the spec's time unit.
     """
     shape = StreamShape.of(spec)
+    check_fields(shape.extra)  # an unknown Faker provider: an input error before any run
     wall_ms = spec.start_wall_ms
     time_shift = wall_ms // spec.time_unit_ms
     base = streams(
@@ -130,8 +148,17 @@ def spec_streams(spec: Scenario, *, max_events: int = MAX_EVENTS) -> st.SearchSt
     def build(draw: st.DrawFn) -> tuple[Item, ...]:
         items = draw(base)
         group_pool, null_pool, value_pool = draw(extra)
+        length = sum(1 for _ in events_of(items))
+        columns = draw(field_columns(fields=shape.extra, length=length)) if shape.extra else {}
+        # redeliveries: (flag, earlier) per event, an event in ten a copy of an earlier one
+        copies = draw(st.lists(st.tuples(st.integers(0, 9), st.integers(0, max(0, length - 1))),
+                               min_size=length, max_size=length)) if shape.redeliveries else []
+        built: dict[int, dict[str, Any]] = {}
 
         def payload(event: Event) -> Event:
+            if copies and event.seq and copies[event.seq][0] == 9:
+                copy = built[event.seq] = dict(built[copies[event.seq][1] % event.seq])
+                return replace(event, payload=copy, at_ms=_moved(event, wall_ms))
             raw = event.payload
             out: dict[str, Any] = {}
             time = raw[_TIME]
@@ -145,13 +172,20 @@ def spec_streams(spec: Scenario, *, max_events: int = MAX_EVENTS) -> st.SearchSt
             for index, name in enumerate(shape.value_fields):
                 value = raw["value"] if index == 0 else value_pool[(event.seq + index) % 8]
                 _put(out, name, None if null_pool[(event.seq + index + 3) % 8] else value)
-            at_ms = None if event.at_ms is None else event.at_ms + wall_ms
-            return replace(event, payload=out, at_ms=at_ms)
+            for path, column in columns.items():
+                _put(out, path, column[event.seq])
+            built[event.seq] = out
+            return replace(event, payload=out, at_ms=_moved(event, wall_ms))
 
         moved = (Advance(i.to_ms + wall_ms) if isinstance(i, Advance) else i for i in items)
         return tuple(_map_events(tuple(moved), payload))
 
     return build()
+
+
+def _moved(event: Event, wall_ms: int) -> int | None:
+    """The event's arrival moved to start at the spec's wall clock."""
+    return None if event.at_ms is None else event.at_ms + wall_ms
 
 
 def _map_events(items: tuple[Item, ...], fn: Callable[[Event], Event]) -> list[Item]:
@@ -207,5 +241,6 @@ def _draw(strategy: st.SearchStrategy[tuple[Item, ...]], count: int, seed: int) 
         if len(drawn) < count:
             drawn.append(items)
 
-    collect()  # Hypothesis may stop early when the space is small: fewer streams then
+    with scratch_home():  # no .hypothesis/ left in the working directory
+        collect()  # Hypothesis may stop early when the space is small: fewer streams then
     return drawn

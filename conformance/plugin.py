@@ -20,7 +20,11 @@ Fixtures:
 - ``windtunnel_check``: ``check(job_or_target, spec, *, examples=None, profile=None,
   seed=None)`` runs ``windtunnel check`` in the test and fails it with the divergence
   report; defaults from ``--windtunnel-examples``, ``--windtunnel-seed`` and
-  ``--windtunnel-profile``; counterexamples go to ``--windtunnel-out``.
+  ``--windtunnel-profile``; counterexamples go under pytest's temporary directory
+  (``--windtunnel-out DIR`` for a folder of your own); the failure and the terminal
+  summary name each file. The spec (a path, its data or a Scenario) may leave ``input``
+  out, and its ``fields:``, ``where`` and ``deduplicate`` shape the generated streams as
+  for ``windtunnel check``.
 - ``windtunnel_oracle`` (replays a scenario on the oracle) and ``windtunnel_assert_same``
   (fails with a readable diff when two output lists diverge).
 
@@ -96,9 +100,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--windtunnel-out",
-        default=DEFAULT_OUT,
+        default=None,
         metavar="DIR",
-        help=f"directory for counterexample files, relative to rootdir (default: {DEFAULT_OUT})",
+        help="directory for counterexample files, relative to rootdir (default: "
+        f"{DEFAULT_OUT}/ under pytest's temporary directory, printed at the end)",
     )
     group.addoption(
         "--windtunnel-master",
@@ -144,6 +149,43 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{option} must be 0 or more: {option.lstrip('-')}="
                 f"{config.getoption(option)}; give e.g. 0"
             )
+
+
+WRITTEN = pytest.StashKey[list[str]]()
+"""Counterexample files written in this run (listed in the terminal summary)."""
+
+
+def counterexample_dir(config: pytest.Config) -> Path:
+    """Where counterexample files go: ``--windtunnel-out`` (relative to rootdir), else
+    ``windtunnel-counterexamples/`` under pytest's temporary directory (``--basetemp``),
+    never the project's own folders."""
+    chosen = config.getoption("--windtunnel-out")
+    if chosen:
+        return config.rootpath / str(chosen)
+    factory = getattr(config, "_tmp_path_factory", None)  # pytest's tmpdir plugin sets it
+    if factory is None:  # that plugin disabled (-p no:tmpdir): the project's folder after all
+        return config.rootpath / DEFAULT_OUT
+    return Path(str(factory.getbasetemp())) / DEFAULT_OUT
+
+
+def note_written(config: pytest.Config, text: str | None) -> None:
+    """Remember the counterexample file a failure text names (for the terminal summary)."""
+    marker = "counterexample written to "
+    for line in (text or "").splitlines():
+        if line.startswith(marker):
+            config.stash.setdefault(WRITTEN, []).append(line[len(marker) :])
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    written = config.stash.get(WRITTEN, [])
+    if written:
+        terminalreporter.write_sep("-", "windtunnel counterexamples")
+        for path in written:
+            terminalreporter.write_line(f"written to {path}")
+        terminalreporter.write_line(
+            "(pytest's temporary directory keeps the last runs; copy a file into the project "
+            "to keep it as a test, or give --windtunnel-out DIR)"
+        )
 
 
 def _spark_version() -> str | None:
@@ -249,9 +291,10 @@ def _check_target(item: ScenarioItem, target: str) -> str | None:
         examples=0,
         seed=config.getoption("--windtunnel-seed"),
         profile=config.getoption("--windtunnel-profile"),
-        out_dir=config.rootpath / config.getoption("--windtunnel-out"),
+        out_dir=counterexample_dir(config),
         shrink_seconds=config.getoption("--windtunnel-shrink-seconds"),
     )
+    note_written(config, text)
     return text
 
 
@@ -340,7 +383,7 @@ def windtunnel_check(request: pytest.FixtureRequest) -> Check:
                 examples=config.getoption("--windtunnel-examples") if examples is None else examples,
                 seed=config.getoption("--windtunnel-seed") if seed is None else seed,
                 profile=profile or config.getoption("--windtunnel-profile"),
-                out_dir=config.rootpath / config.getoption("--windtunnel-out"),
+                out_dir=counterexample_dir(config),
                 shrink_seconds=config.getoption("--windtunnel-shrink-seconds"),
             )
         except MissingExtra as exc:
@@ -348,6 +391,7 @@ def windtunnel_check(request: pytest.FixtureRequest) -> Check:
         except WindtunnelError as exc:
             pytest.fail(f"windtunnel_check: {exc}", pytrace=False)
         if text is not None:
+            note_written(config, text)
             pytest.fail(text, pytrace=False)
         return result
 

@@ -42,6 +42,7 @@ from windtunnel.oracle.model.spec import (
     TrailingCountWindows,
     TrailingWindows,
 )
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.scenario import Scenario
@@ -249,7 +250,9 @@ def paced(query: Query) -> bool:
 
 def pipeline(query: Query) -> str:
     """The whole pipeline: NDJSON from stdin, ``group`` per scenario and key, ``window``;
-    paced (:func:`paced`) through ``delay`` when the window has an ``idle_timeout``."""
+    paced (:func:`paced`) through ``delay`` when the window has an ``idle_timeout``.
+    Raises InvalidSpec for stages before the window (not compiled to TQL yet)."""
+    refuse_stages(query.stages, "the tenzir target")
     pace = "__wall = from_epoch(__wms * 1ms)\ndelay __wall\n__a = now()\n" if paced(query) else ""
     stamp = "    __e = now()\n" if paced(query) else ""
     return (

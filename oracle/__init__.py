@@ -19,6 +19,7 @@ from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     Aggregation,
     CountWindows,
+    CumulateWindows,
     FixedWindows,
     Query,
     SessionWindows,
@@ -35,6 +36,7 @@ __all__ = [
     "Batch",
     "Comparison",
     "CountWindows",
+    "CumulateWindows",
     "Drop",
     "Emission",
     "End",

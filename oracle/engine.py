@@ -10,6 +10,7 @@ from windtunnel.oracle.model.results import Output, Result
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     CountWindows,
+    CumulateWindows,
     FixedWindows,
     Query,
     SessionWindows,
@@ -44,17 +45,18 @@ def stream_outputs(
     """Outputs as the stream is consumed; memory is bounded by the open windows.
 
     ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
-    malformed stream (wall clock going back, seq out of order, items after End).
+    malformed stream (wall clock going back, seq out of order, items after End), and
+    InvalidSpec for an option the profile cannot express (the fast paths skip the operator).
     """
-    known = PROFILES.get(profile)
-    if query.output_mode != "append" and known is not None:
-        check_supported(known, query)  # before the fast paths, which know append only
-    if fixed_fast.eligible(query, rules, profile):
-        return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
-    if count_fast.eligible(query, rules, profile):
-        return count_fast.fast_outputs(query, items, rules, start_wall_ms)
-    if session_fast.eligible(query, rules, profile):
-        return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+    if profile in PROFILES:
+        check_supported(PROFILES[profile], query)
+    if not query.stages:  # stages before the window run in the driver (windows/stages.py)
+        if fixed_fast.eligible(query, rules, profile):
+            return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+        if count_fast.eligible(query, rules, profile):
+            return count_fast.fast_outputs(query, items, rules, start_wall_ms)
+        if session_fast.eligible(query, rules, profile):
+            return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),
@@ -107,6 +109,7 @@ def register_operator(
 
 
 register_operator(FixedWindows)(FixedOperator)
+register_operator(CumulateWindows, profile="flink")(FixedOperator)  # Flink SQL's CUMULATE
 register_operator(SessionWindows)(session_operator)
 register_operator(CountWindows)(CountOperator)
 register_operator(TrailingWindows)(trailing_operator)

@@ -7,9 +7,8 @@ value and saying how to fix it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,12 @@ from windtunnel.oracle.expect import Expectation, parse_expectation
 from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.conditions import parse_condition
 from windtunnel.oracle.model.errors import InvalidScenario, InvalidSpec
+from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     Aggregation,
     CountWindows,
+    CumulateWindows,
     FixedWindows,
     Query,
     SessionWindows,
@@ -32,6 +33,7 @@ from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Wat
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 from windtunnel.oracle.model.yaml_safe import load_yaml
 from windtunnel.oracle.profiles import Profile, check_supported, profile_named
+from windtunnel.oracle.scenario_blocks import parse_fields, parse_stages
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -46,6 +48,9 @@ TOP_LEVEL_KEYS = (
     "aggregate",
     "aggregate_by",
     "output_mode",
+    "where",
+    "deduplicate",
+    "fields",
     "input",
     "expect",
 )
@@ -54,7 +59,9 @@ RESERVED_ITEM_KEYS = ("event", "at", "advance", "batch", "watermark", "end")
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A parsed scenario: everything an engine needs to replay it."""
+    """A parsed scenario: everything an engine needs to replay it. ``fields`` are the
+    declared event fields (``fields:``), what generated streams draw beside the ones the
+    query reads."""
 
     name: str
     query: Query
@@ -66,6 +73,7 @@ class Scenario:
     expect: Expectation | None = None
     description: str = ""
     rule_overrides: Mapping[str, str] = field(default_factory=dict)
+    fields: tuple[FieldSpec, ...] = ()
 
     @property
     def time_unit_ms(self) -> int:
@@ -79,8 +87,18 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(read_scenario_data(path), default_name=path.stem)
 
 
-def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
-    """Build a Scenario from already-decoded YAML/JSON data."""
+def load_spec(path: str | Path) -> Scenario:
+    """Read a spec: a scenario file whose ``input`` may be left out (``windtunnel check``
+    generates the streams); raises InvalidScenario as :func:`load_scenario` does."""
+    path = Path(path)
+    return parse_scenario(read_scenario_data(path), default_name=path.stem, require_input=False)
+
+
+def parse_scenario(
+    data: Any, default_name: str = "scenario", *, require_input: bool = True
+) -> Scenario:
+    """Build a Scenario from already-decoded YAML/JSON data; ``require_input`` False reads a
+    spec (no ``input`` means no items)."""
     if not isinstance(data, Mapping):
         raise InvalidScenario(
             "scenario", data, "must be a mapping", "start the file with name:, window:, input:"
@@ -118,14 +136,21 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
             aggregate=_aggregate(data.get("aggregate")),
             aggregate_by=_names(data.get("aggregate_by"), "aggregate_by"),
         )
+    stages = parse_stages(data, time_unit)
+    if stages:
+        query = replace(query, stages=stages)
     if data.get("output_mode", "append") != "append":  # Spark's update and complete modes
-        query = dataclasses.replace(query, output_mode=data["output_mode"])
+        query = replace(query, output_mode=data["output_mode"])
         check_supported(profile, query)
+    fields = parse_fields(data.get("fields"), query.window.on)
     start_wall = data.get("start_wall", 0)
     start_wall_ms = parse_timestamp_ms(start_wall, "start_wall", time_unit)
-    if "input" not in data:
-        raise InvalidScenario("input", None, "is required", "add input: with a list of events")
-    items = parse_items(data["input"], time_unit, start_wall_ms)
+    if "input" not in data and require_input:
+        raise InvalidScenario(
+            "input", None, "is required",
+            "add input: with a list of events (windtunnel check reads a spec without one)",
+        )
+    items = parse_items(data.get("input", []), time_unit, start_wall_ms)
     expect = (
         parse_expectation(data["expect"], time_unit) if data.get("expect") is not None else None
     )
@@ -143,6 +168,7 @@ def parse_scenario(data: Any, default_name: str = "scenario") -> Scenario:
         expect=expect,
         description=str(data.get("description", "")),
         rule_overrides=dict(overrides),
+        fields=fields,
     )
 
 
@@ -224,7 +250,7 @@ def parse_window(block: Any, time_unit: str, rules: Rules) -> WindowSpec:
     return parser(block, time_unit, rules)
 
 
-@window_kind("fixed", ("size", "every", "on", "tolerance", "idle_timeout"))
+@window_kind("fixed", ("size", "every", "on", "tolerance", "idle_timeout", "allowed_lateness"))
 def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindows:
     size = duration(block, "size", time_unit)
     if size is None:
@@ -238,11 +264,30 @@ def _fixed(block: Mapping[str, Any], time_unit: str, rules: Rules) -> FixedWindo
         tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
         idle_timeout_ms=duration(block, "idle_timeout", time_unit),
         allow_gaps=rules.every_greater_than_size == "accept",
+        allowed_lateness_ms=duration(block, "allowed_lateness", time_unit),
+    )
+
+
+@window_kind("cumulate", ("step", "size", "on", "tolerance"))
+def _cumulate(block: Mapping[str, Any], time_unit: str, rules: Rules) -> CumulateWindows:
+    step, size = duration(block, "step", time_unit), duration(block, "size", time_unit)
+    for key, value, example in (("step", step, "step: 1h"), ("size", size, "size: 1d")):
+        if value is None:
+            raise InvalidScenario(
+                f"window.{key}", None, "is required for cumulate windows", f"add {example}"
+            )
+    assert step is not None and size is not None
+    return CumulateWindows(
+        step_ms=step,
+        size_ms=size,
+        on=block.get("on", "ts"),
+        tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
     )
 
 
 @window_kind(
-    "session", ("gap", "max_duration", "max_events", "on", "tolerance", "idle_timeout")
+    "session",
+    ("gap", "max_duration", "max_events", "on", "tolerance", "idle_timeout", "allowed_lateness"),
 )
 def _session(block: Mapping[str, Any], time_unit: str, rules: Rules) -> SessionWindows:
     gap = duration(block, "gap", time_unit)
@@ -255,6 +300,7 @@ def _session(block: Mapping[str, Any], time_unit: str, rules: Rules) -> SessionW
         max_events=block.get("max_events"),
         tolerance_ms=duration(block, "tolerance", time_unit, 0) or 0,
         idle_timeout_ms=duration(block, "idle_timeout", time_unit),
+        allowed_lateness_ms=duration(block, "allowed_lateness", time_unit),
     )
 
 
@@ -428,6 +474,7 @@ __all__ = [
     "InvalidSpec",
     "Scenario",
     "load_scenario",
+    "load_spec",
     "load_yaml",
     "parse_scenario",
 ]

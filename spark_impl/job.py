@@ -30,10 +30,9 @@ bucket sees the stream-wide wall clock move where the oracle does (exact per eve
 from __future__ import annotations
 
 import itertools
-import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +44,19 @@ from windtunnel.oracle.loading import read_scenario_data
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario, parse_scenario
-from windtunnel.spark_impl.batch_runs import follow
+from windtunnel.spark_impl.errors import cause_line
+from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.operator import (
     apply_window,
     bucket_count,
     check_rules,
     default_buckets,
 )
+from windtunnel.spark_impl.query_progress import OUT_METRIC, BatchProgress, collect_progress
 from windtunnel.spark_impl.schema import CLOCK, EVENT
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.sources import (
     JOB_INPUT_COLUMNS,
     JOB_INPUT_DDL,
@@ -66,6 +69,7 @@ from windtunnel.spark_impl.sources import (
     records_format,
     records_source,
 )
+from windtunnel.spark_impl.streaming import follow
 
 CLOCKS = ("arrival", "system")
 SINK_KINDS = ("json", "parquet", "console", "memory", "foreach_batch")
@@ -85,7 +89,13 @@ class JobSpec:
     name: str = "job"
 
     def __post_init__(self) -> None:
-        check_rules(self.rules, self.profile)
+        if self.profile == "spark":  # the stock mapping (spark_impl/stock_job.py)
+            from windtunnel.spark_impl.stock import check_stock
+
+            check_stock(self.query, self.rules)
+        else:
+            check_rules(self.rules, self.profile)
+            refuse_stages(self.query.stages, "windtunnel's Spark jobs (windtunnel run)")
 
 
 def spec_of(spec: JobSpec | Scenario | Query) -> JobSpec:
@@ -211,23 +221,17 @@ class Sink:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchProgress:
-    """One finished micro-batch: its id, rows read from the source, output rows written."""
-
-    batch_id: int
-    rows_in: int
-    rows_out: int
-    duration_ms: int
-
-
-@dataclass(frozen=True, slots=True)
 class JobReport:
     """What a job run did: its micro-batches (with data) and totals."""
 
     batches: tuple[BatchProgress, ...] = ()
     checkpoint: str | None = None
+    """Where the run's state is kept (None: a temporary checkpoint, removed after the run)."""
     timed_out: bool = False
     """True when ``timeout_s`` stopped the query."""
+    open_windows: int | None = None
+    """Windows not emitted when the run stopped (their state is in the checkpoint), where
+    the run can count them (the stock mapping of ``profile: spark``); None: not counted."""
 
     @property
     def rows_in(self) -> int:
@@ -238,7 +242,6 @@ class JobReport:
         return sum(b.rows_out for b in self.batches)
 
 
-OUT_METRIC = "windtunnel_rows_out"
 TRIGGER_HELP = "availableNow, or a processing interval such as '5 seconds'"
 
 
@@ -270,6 +273,7 @@ def run_job(
     buckets: int | None = None,
     timeout_s: float | None = None,
     on_batch: Callable[[BatchProgress], None] | None = None,
+    sample: Sequence[Mapping[str, Any]] = (),
 ) -> JobReport:
     """Run ``spec`` over job input rows ``source`` into ``sink`` and wait for the end.
 
@@ -277,21 +281,66 @@ def run_job(
     the input present at start is consumed; an interval: until ``timeout_s`` passes or
     the query fails); ``checkpoint`` (a directory) lets a stopped job resume without loss
     or duplicates (keep ``buckets`` the same); ``on_batch`` is called for each finished
-    micro-batch. A batch source runs once (``apply_window`` on a bounded input). Raises
-    InvalidInput/InvalidSpec for bad options, EngineUnavailable when the query fails.
+    micro-batch. A batch source runs once (``apply_window`` on a bounded input). Without
+    ``checkpoint`` a temporary one is used and removed after the run. A ``profile: spark``
+    spec runs the stock mapping (:mod:`windtunnel.spark_impl.stock_job`; ``sample``:
+    payloads that type its fields). Raises InvalidInput/InvalidSpec for bad options,
+    EngineUnavailable when the query fails (naming its root cause).
     """
+    if clock not in CLOCKS:
+        raise InvalidSpec("clock", clock, "unknown wall clock", f"use one of {', '.join(CLOCKS)}")
     options = trigger_options(trigger) if source.isStreaming else {}
     if timeout_s is None and "processingTime" in options:
         raise InvalidInput(
             "timeout", None, "a processing trigger runs until stopped", "give a timeout"
         )
-    location = (checkpoint or _temp_checkpoint()) if source.isStreaming else None
-    if location is not None and fast_path_applies(spec_of(spec), source, sink, clock, location):
-        return _run_fast(spec_of(spec), source, sink, options, location, timeout_s, on_batch)
-    out = windowed(spec, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
+    job = spec_of(spec)
+    stock = job.profile == "spark"
     if not source.isStreaming:
-        return _run_batch(out, sink, on_batch)
-    assert location is not None
+        return _run_batch(_output_rows(job, source, clock, tick_ms, buckets, sample), sink, on_batch)
+    given = None if checkpoint is None else local_path(checkpoint)
+    with checkpoint_dir(given, "job-ckpt") as location:
+        choice = None if stock else job_path(job, source, sink, clock=clock, checkpoint=location)
+        if choice is not None and choice.production:
+            report = _run_production(
+                job, source, sink, choice, options, location, timeout_s, on_batch, clock, tick_ms
+            )
+        else:
+            out = _output_rows(job, source, clock, tick_ms, buckets, sample)
+            report = _run_streaming(out, sink, options, location, clock, timeout_s, on_batch)
+        if stock:
+            from windtunnel.spark_impl.stock_job import open_windows
+
+            report = replace(report, open_windows=open_windows(source.sparkSession, location))
+    return replace(report, checkpoint=checkpoint)
+
+
+def _output_rows(
+    job: JobSpec,
+    source: DataFrame,
+    clock: str,
+    tick_ms: int,
+    buckets: int | None,
+    sample: Sequence[Mapping[str, Any]],
+) -> DataFrame:
+    """The exact operator's output rows, or the stock mapping's for ``profile: spark``."""
+    if job.profile != "spark":
+        return windowed(job, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
+    from windtunnel.spark_impl.stock_job import stock_rows
+
+    return stock_rows(source, job.query, time_unit_ms=job.time_unit_ms, sample=sample)
+
+
+def _run_streaming(
+    out: DataFrame,
+    sink: Sink,
+    options: dict[str, Any],
+    location: str,
+    clock: str,
+    timeout_s: float | None,
+    on_batch: Callable[[BatchProgress], None] | None,
+) -> JobReport:
+    """Run the output rows ``out`` as a streaming query into ``sink`` (append mode)."""
     out = out.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
     writer = out.writeStream.outputMode("append").option("checkpointLocation", location)
     writer = writer.trigger(**options)
@@ -303,7 +352,7 @@ def run_job(
     stop_when_idle = clock == "system" and "availableNow" in options
 
     def collect() -> bool:
-        idle = _collect_progress(query, seen, on_batch)
+        idle = collect_progress(query, seen, on_batch)
         return stop_when_idle and idle and bool(seen)
 
     try:
@@ -316,67 +365,67 @@ def run_job(
     return JobReport(tuple(seen), location, timed_out)
 
 
-FAST_SINKS = ("json", "parquet", "console", "foreach_batch")
+def job_path(
+    spec: JobSpec | Scenario | Query,
+    source: DataFrame,
+    sink: Sink,
+    *,
+    clock: str = "arrival",
+    checkpoint: str | None = None,
+) -> PathChoice:
+    """Which path :func:`run_job` takes for this job, and why
+    (:func:`windtunnel.spark_impl.exact.plan.choose_path`; ``PathChoice.explain()`` gives the
+    lines ``windtunnel run --explain`` prints). Raises InvalidInput when the checkpoint holds
+    the production operator's state and it cannot run now."""
+    from windtunnel.spark_impl.exact.plan import choose_path
 
-
-def fast_path_applies(job: JobSpec, source: DataFrame, sink: Sink, clock: str, checkpoint: str) -> bool:
-    """True when a streaming job runs on the fast path (spark_impl/batch_exact.py): an
-    eligible query, the arrival clock, a json/parquet/console/foreach_batch sink, and a
-    checkpoint that the general operator has not started (its state stays with it)."""
-    from windtunnel.spark_impl import batch_exact
-
-    return (
-        source.isStreaming
-        and sink.kind in FAST_SINKS
-        and batch_exact.eligible(job.query, job.rules, clock=clock)
-        and batch_exact.checkpoint_allows(checkpoint)
+    job = spec_of(spec)
+    return choose_path(
+        job.query, job.rules, spark=source.sparkSession, streaming=source.isStreaming,
+        sink_kind=sink.kind, clock=clock, checkpoint=checkpoint,
     )
 
 
-def _run_fast(
+def _run_production(
     job: JobSpec,
     source: DataFrame,
     sink: Sink,
+    choice: PathChoice,
     options: dict[str, Any],
     checkpoint: str,
     timeout_s: float | None,
     on_batch: Callable[[BatchProgress], None] | None,
+    clock: str,
+    tick_ms: int,
 ) -> JobReport:
-    from windtunnel.spark_impl import batch_exact
+    from windtunnel.spark_impl.exact.outputs import Output
+    from windtunnel.spark_impl.exact.run import run_production
 
-    output = batch_exact.output_for(sink.kind, sink.path, sink.function)
-    columns = batch_exact.Columns("seq", "arrival_ms", "kind", "after_seq", "payload")
-    state_dir = batch_exact.state_dir_of(checkpoint)
-    batches = batch_exact.ExactBatches(
-        job.query, output, state_dir, rules=job.rules, time_unit_ms=job.time_unit_ms,
-        start_wall_ms=job.start_wall_ms, columns=columns,
-    )
-    query = batch_exact.start(source, batches, checkpoint, options)
-
-    def report(run: batch_exact.BatchRun) -> None:
+    def report(batch_id: int, rows_in: int, rows_out: int, duration_ms: int) -> None:
         if on_batch is not None:
-            on_batch(BatchProgress(run.batch_id, run.rows_in, run.rows_out, run.duration_ms))
+            on_batch(BatchProgress(batch_id, rows_in, rows_out, duration_ms))
 
-    runs, timed_out, error = batch_exact.wait(query, state_dir, timeout_s, report)
-    try:
-        batches.flush()  # the output files still being written in the background
-    except Exception as failure:  # reported like the query's own error
-        error = error or failure
-    if error is not None:
-        raise EngineUnavailable(f"the spark job failed: {_first_line(error)}")
-    seen = tuple(BatchProgress(r.batch_id, r.rows_in, r.rows_out, r.duration_ms) for r in runs)
+    output = Output(sink.kind, sink.path, sink.function)
+    progress, timed_out = run_production(
+        job, source, output, choice, options=options, checkpoint=checkpoint,
+        timeout_s=timeout_s, on_batch=report, clock=clock, tick_ms=tick_ms,
+    )
+    seen = tuple(BatchProgress(*entry) for entry in progress.batches)
     return JobReport(seen, checkpoint, timed_out)
 
 
+def local_path(location: str) -> str:
+    """``location`` made absolute against this process's working directory when it is a local
+    path (the JVM resolves relative paths against its own, which a Python process that
+    changed directory no longer shares); URIs (``file://``, ``hdfs://``, ``s3a://``) as given."""
+    if "://" in location or location.startswith("file:"):
+        return location
+    return str(Path(location).resolve())
+
+
 def _first_line(error: Any) -> str:
-    text = str(getattr(error, "desc", None) or error)
-    return text.strip().splitlines()[0] if text.strip() else type(error).__name__
-
-
-def _temp_checkpoint() -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="windtunnel-job-ckpt-")
+    """The root cause of a query's failure, in one line (:mod:`windtunnel.spark_impl.errors`)."""
+    return cause_line(error)
 
 
 def _attach(writer: Any, sink: Sink) -> Any:
@@ -388,66 +437,6 @@ def _attach(writer: Any, sink: Sink) -> Any:
     if sink.kind == "memory":
         return writer.format("memory").queryName(sink.name or f"windtunnel_job_{next(_names)}")
     return writer.foreachBatch(sink.function)
-
-
-def _collect_progress(
-    query: Any, seen: list[BatchProgress], on_batch: Callable[[BatchProgress], None] | None
-) -> bool:
-    """Report new micro-batches with data; True when a micro-batch after the last reported
-    one had neither input nor output."""
-    done = {b.batch_id for b in seen}
-    idle = False
-    for progress in query.recentProgress:
-        data = progress if isinstance(progress, dict) else json.loads(progress.json)
-        batch_id = int(data.get("batchId", -1))
-        if batch_id in done or batch_id < 0:
-            continue
-        rows_in = _rows_in(progress, data)
-        rows_out = _rows_out(data)
-        if rows_in == 0 and rows_out == 0:  # no-data batches are not reported
-            idle = idle or (bool(seen) and batch_id > max(b.batch_id for b in seen))
-            continue
-        done.add(batch_id)
-        entry = BatchProgress(
-            batch_id,
-            rows_in,
-            rows_out,
-            int((data.get("durationMs") or {}).get("triggerExecution", 0)),
-        )
-        seen.append(entry)
-        if on_batch is not None:
-            on_batch(entry)
-    return idle
-
-
-def _rows_in(progress: Any, data: dict[str, Any]) -> int:
-    """Rows read in a micro-batch (Spark Connect leaves the total empty: sum the sources)."""
-    if data.get("numInputRows") is not None:
-        return int(data["numInputRows"])
-    return sum(int(source.get("numInputRows") or 0) for source in data.get("sources") or [])
-
-
-def _rows_out(data: dict[str, Any]) -> int:
-    """Output rows of a micro-batch, from the ``observe`` metric run_job attaches."""
-    metric = (data.get("observedMetrics") or {}).get(OUT_METRIC)
-    if metric is None:
-        return 0
-    return _count_in(metric)
-
-
-def _count_in(metric: Any) -> int:
-    """The count inside an observed-metric value: a Row, a dict (``rows``), or Spark
-    Connect's JSON form (``{"values": [n], "schema": ...}``)."""
-    if hasattr(metric, "asDict"):
-        metric = metric.asDict()
-    if isinstance(metric, dict):
-        for key in ("rows", "values"):
-            if key in metric:
-                return _count_in(metric[key])
-        return 0
-    if isinstance(metric, list | tuple):
-        return _count_in(metric[0]) if metric else 0
-    return int(metric or 0)
 
 
 def _run_batch(
@@ -486,6 +475,7 @@ __all__ = [
     "JobSpec",
     "Sink",
     "dataframe_source",
+    "job_path",
     "kafka_job_rows",
     "kafka_records",
     "kafka_source",

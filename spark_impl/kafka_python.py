@@ -34,6 +34,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput, WindtunnelError
+from windtunnel.spark_impl.kafka_ends import fetched_ends
 
 NAME: Final = "windtunnel-kafka"
 KAFKA_DDL: Final = (
@@ -285,12 +286,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
         }
 
     def _bounds(self, which: int) -> Offsets:
-        """Every partition's earliest (``which`` 0) or next-to-write offset (1)."""
+        """Every partition's earliest (``which`` 0) or next-to-write offset (1); the latter
+        as a fetch finds it (:func:`~windtunnel.spark_impl.kafka_ends.fetched_ends`: a
+        broker may list less than it holds)."""
         client = self._client()
-        return {
-            topic: {str(p): _watermarks(client, topic, p)[which] for p in parts}
+        found = {
+            (topic, p): _watermarks(client, topic, p)[which]
             for topic, parts in self._partitions().items()
+            for p in parts
         }
+        if which == 1:
+            found = fetched_ends(client, found)
+        out: Offsets = {topic: {} for topic in self.options.topics}
+        for (topic, p), offset in found.items():
+            out[topic][str(p)] = offset
+        return out
 
     def initialOffset(self) -> Offsets:
         if self.options.starting in ("earliest", "latest"):
@@ -309,8 +319,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
             result[topic] = {}
             for p in parts:
                 offset = given.get(str(p), _EARLIEST)
-                if offset < 0:
-                    offset = _watermarks(self._client(), topic, p)[0 if offset == _EARLIEST else 1]
+                if offset == _EARLIEST:
+                    offset = _watermarks(self._client(), topic, p)[0]
+                elif offset == _LATEST:
+                    listed = {(topic, p): _watermarks(self._client(), topic, p)[1]}
+                    offset = fetched_ends(self._client(), listed)[(topic, p)]
                 result[topic][str(p)] = offset
         return result
 

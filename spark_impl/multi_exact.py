@@ -20,7 +20,6 @@ The processor tags each output with its bucket, which names the scenario.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +27,14 @@ from typing import Any
 from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.feed import Feed, Row, feed
 from windtunnel.spark_impl.operator import check_rules, chunked, spread_labels
 from windtunnel.spark_impl.processor import make_steps
 from windtunnel.spark_impl.runs import SparkRun
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.stateful import WindowProcessor
 
@@ -65,6 +66,7 @@ class ExactRun:
 def exact_rules(scenario: Scenario) -> Rules:
     """The rules the exact operator runs ``scenario`` under: its own for a ``tenzir``
     scenario (InvalidSpec for rules it cannot run), else the default profile's."""
+    refuse_stages(scenario.query.stages, "windtunnel's exact Spark operator")
     if scenario.profile.name == "tenzir":
         check_rules(scenario.rules)
         return scenario.rules
@@ -154,15 +156,16 @@ def collect_by_batch(out: Any, checkpoint: str | None = None) -> list[tuple[int,
     def keep(batch: Any, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
 
-    query = (
-        out.writeStream.outputMode("append")
-        .foreachBatch(keep)
-        .option("checkpointLocation", checkpoint or tempfile.mkdtemp(prefix="windtunnel-multi-"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "multi") as location:
+        query = (
+            out.writeStream.outputMode("append")
+            .foreachBatch(keep)
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     return collected

@@ -17,13 +17,7 @@ from windtunnel.oracle.engine import DEFAULT_RULES
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
-from windtunnel.spark_impl.fast import FastStep
-from windtunnel.spark_impl.fast_frames import (
-    TYPED_TIME,
-    TYPED_TIME_NULL,
-    typed_key,
-    typed_key_null,
-)
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.spark_impl.processor import make_steps, run_batch
 from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
 from windtunnel.spark_impl.stateful import WindowProcessor
@@ -71,7 +65,6 @@ def prepare(
     kind: str | None = None,
     after_seq: str | None = None,
     payload: str | None = None,
-    typed: bool = False,
 ) -> DataFrame:
     """The operator's input rows (schema.INPUT_COLUMNS) from a user DataFrame.
 
@@ -79,20 +72,12 @@ def prepare(
     except the named stream columns becomes the payload (``to_json``: nulls omitted,
     timestamps as ISO-8601 text with zone). A ``bucket`` column, when present, is used
     for events; otherwise the bucket hashes the typed group_by columns. Control rows
-    (``kind`` ``clock``/``end``) are copied to every bucket. ``typed``: when the time
-    field is an integer column and the group_by fields are integer or string columns,
-    they travel as typed columns (:func:`typed_columns`) instead of a JSON payload.
+    (``kind`` ``clock``/``end``) are copied to every bucket.
     """
     stream_cols = {c for c in (seq, arrival_ms, kind, after_seq, payload, "bucket") if c}
     payload_cols = [c for c in df.columns if c not in stream_cols]
     kind_col = kind_column(kind)
-    extra = typed_columns(df, query, payload_cols) if typed and not payload else []
-    if extra:
-        payload_col = F.lit(None).cast("string")
-    elif payload:
-        payload_col = F.col(payload)
-    else:
-        payload_col = json_payload(payload_cols)
+    payload_col = F.col(payload) if payload else json_payload(payload_cols)
     if "bucket" in df.columns:
         event_bucket: Column = F.col("bucket")
     elif buckets == 1:
@@ -107,9 +92,8 @@ def prepare(
         # without a kind column every row is an event: one bucket each, nothing to copy
         (F.explode(spread) if kind else event_bucket.cast("int")).alias("bucket"),
         *row_columns(kind_col, seq, arrival_ms, after_seq, payload_col),
-        *extra,
     )
-    return prepared.select(*INPUT_COLUMNS, *(c for c in prepared.columns if c.startswith("fast_")))
+    return prepared.select(*INPUT_COLUMNS)
 
 
 def kind_column(kind: str | None) -> Column:
@@ -141,39 +125,6 @@ def row_columns(
     ]
 
 
-_INTEGRAL = ("bigint", "int", "smallint", "tinyint")
-
-
-def typed_columns(df: DataFrame, query: Query, payload_cols: Sequence[str]) -> list[Column]:
-    """The fast step's typed columns, or [] when a field is nested or of another type.
-
-    The time field (an integer column) becomes ``fast_time`` (nulls as 0) and
-    ``fast_time_null``; each group_by field ``fast_key<i>`` (integers: nulls as 0 plus
-    ``fast_key<i>_null``; strings as they are). They carry exactly what the JSON payload
-    would (to_json then JSON parsing gives the same integers and strings).
-    """
-    types = dict(df.dtypes)
-    on = query.window.on
-    if on not in payload_cols or types.get(on) not in _INTEGRAL:
-        return []
-    columns = [
-        F.coalesce(F.col(on).cast("long"), F.lit(0).cast("long")).alias(TYPED_TIME),
-        F.col(on).isNull().alias(TYPED_TIME_NULL),
-    ]
-    for index, path in enumerate(query.group_by):
-        kind = types.get(path) if path in payload_cols else None
-        if kind in _INTEGRAL:
-            columns.append(
-                F.coalesce(F.col(path).cast("long"), F.lit(0).cast("long")).alias(typed_key(index))
-            )
-            columns.append(F.col(path).isNull().alias(typed_key_null(index)))
-        elif kind == "string":
-            columns.append(F.col(path).alias(typed_key(index)))
-        else:
-            return []
-    return columns
-
-
 def _key_column(path: str, payload: str | None, payload_cols: Sequence[str]) -> Column:
     if payload:
         return F.get_json_object(F.col(payload), "$." + path)
@@ -200,7 +151,6 @@ def apply_window(
     after_seq: str | None = None,
     payload: str | None = None,
     system_tick_ms: int | None = None,
-    fast: bool = True,
 ) -> DataFrame:
     """Emissions and drops of ``query`` over ``df`` (schema.OUTPUT_DDL), exact per event.
 
@@ -213,33 +163,21 @@ def apply_window(
     windows flush once). ``buckets`` (default: twice ``spark.sql.shuffle.partitions``)
     must stay fixed for the life of a checkpoint. ``system_tick_ms`` switches a streaming
     query to the system clock: processing-time timers every tick move the wall clock.
-    ``fast`` (default) uses the vectorised step (spark_impl/fast.py) for the queries it
-    covers, which gives the same rows as the reference step; False forces the reference.
+
+    This is the general operator: one oracle driver per bucket, every query of the default
+    profile, composable (it returns a DataFrame). ``run_job`` runs eligible streaming jobs on
+    the production operator instead (:mod:`windtunnel.spark_impl.exact`), much faster.
 
     Raises InvalidSpec for non-default-profile rules or an unknown group_by column.
     """
     check_rules(rules)
+    refuse_stages(query.stages, "windtunnel's exact Spark operator")
     spark = df.sparkSession
     if buckets is None:
         buckets = default_buckets(spark)
     used = bucket_count(query, rules, buckets)
-    steps = make_steps(
-        query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms, fast=fast
-    )
-    typed = isinstance(steps, FastStep) and steps.count_only
+    steps = make_steps(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
-    direct = (
-        typed_chunks(df, query, used, spread_labels(used, partitions), seq, arrival_ms)
-        if df.isStreaming and typed and kind is None and payload is None
-        else None
-    )
-    if direct is not None:
-        return direct.groupBy("bucket").transformWithStateInPandas(
-            statefulProcessor=WindowProcessor(steps, system_tick_ms),
-            outputStructType=OUTPUT_DDL,
-            outputMode="Append",
-            timeMode="ProcessingTime" if system_tick_ms is not None else "None",
-        )
     rows = prepare(
         df,
         query,
@@ -249,12 +187,9 @@ def apply_window(
         kind=kind,
         after_seq=after_seq,
         payload=payload,
-        typed=typed,
     )
     if df.isStreaming:
         constant = ["after_seq", "kind"] if kind is None else []
-        if "fast_time" in rows.columns:
-            constant.append("payload")
         chunks = chunked(rows.drop(*constant), spread_labels(used, partitions))
         return chunks.groupBy("bucket").transformWithStateInPandas(
             statefulProcessor=WindowProcessor(steps, system_tick_ms),
@@ -312,76 +247,6 @@ def chunked(rows: DataFrame, labels: Sequence[int] | None = None) -> DataFrame:
     names = [f.name for f in rows.schema.fields if f.name != "bucket"]
     table = list(labels) if labels is not None else None
     return rows.mapInArrow(lambda batches: _pack(batches, names, table), "bucket int, rows binary")
-
-
-def typed_chunks(
-    df: DataFrame,
-    query: Query,
-    buckets: int,
-    labels: Sequence[int],
-    seq: str,
-    arrival_ms: str | None,
-) -> DataFrame | None:
-    """Chunks (as :func:`chunked` makes) straight from a user DataFrame of events whose time
-    field is an integer column and group_by fields integer or string columns; None otherwise.
-
-    Skips :func:`prepare`: one ``mapInArrow`` reads only the needed columns, builds the
-    typed columns and hashes the key to a bucket (``pandas.util.hash_array``: stable across
-    processes and runs; equal keys, equal bucket).
-    """
-    if "bucket" in df.columns:
-        return None
-    payload_cols = [c for c in df.columns if c not in (seq, arrival_ms)]
-    if not typed_columns(df, query, payload_cols):
-        return None
-    types = dict(df.dtypes)
-    kinds = ["string" if types[p] == "string" else "long" for p in query.group_by]
-    arrival = F.col(arrival_ms).cast("long") if arrival_ms else F.lit(None).cast("long")
-    selected = df.select(
-        F.col(seq).cast("long").alias("seq"),
-        arrival.alias("arrival_ms"),
-        F.col(query.window.on).cast("long").alias("t"),
-        *[
-            (F.col(p) if k == "string" else F.col(p).cast("long")).alias(f"k{i}")
-            for i, (p, k) in enumerate(zip(query.group_by, kinds, strict=True))
-        ],
-    )
-    table = list(labels)
-    return selected.mapInArrow(
-        lambda batches: _pack_typed(batches, kinds, buckets, table), "bucket int, rows binary"
-    )
-
-
-def _pack_typed(batches: Any, kinds: Sequence[str], buckets: int, labels: Sequence[int]) -> Any:
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        t = batch.column("t")
-        columns: dict[str, Any] = {
-            "seq": batch.column("seq"),
-            "arrival_ms": batch.column("arrival_ms"),
-            TYPED_TIME: pc.fill_null(t, 0),
-            TYPED_TIME_NULL: pc.is_null(t),
-        }
-        hashes = np.zeros(batch.num_rows, np.uint64)
-        for index, kind in enumerate(kinds):
-            key = batch.column(f"k{index}")
-            if kind == "string":
-                columns[typed_key(index)] = key
-                values = key.to_numpy(zero_copy_only=False)
-            else:
-                columns[typed_key(index)] = pc.fill_null(key, 0)
-                columns[typed_key_null(index)] = pc.is_null(key)
-                values = columns[typed_key(index)].to_numpy()
-            hashes = hashes * np.uint64(1_000_003) ^ pd.util.hash_array(values)
-        bucket = (hashes % np.uint64(buckets)).astype(np.int32)
-        rows = pa.RecordBatch.from_pydict({"bucket": pa.array(bucket), **columns})
-        yield from _pack(iter([rows]), list(columns), labels)
 
 
 def _pack(batches: Any, names: Sequence[str], labels: Sequence[int] | None) -> Any:

@@ -234,7 +234,7 @@ class ReferenceSteps:
 
 Steps = Any
 """A step with ``new_state``, ``run(state, frames)``, ``finish``, ``tick``, ``ended``,
-``dump`` and ``load``: :class:`ReferenceSteps` or :class:`windtunnel.spark_impl.fast.FastStep`."""
+``dump`` and ``load``: :class:`ReferenceSteps`."""
 
 
 def make_steps(
@@ -243,13 +243,8 @@ def make_steps(
     *,
     time_unit_ms: int = 1,
     start_wall_ms: int = 0,
-    fast: bool = True,
 ) -> Steps:
-    """The vectorised step when the query is eligible (and ``fast``), else the reference."""
-    from windtunnel.spark_impl.fast import FastStep, eligible
-
-    if fast and eligible(query, rules):
-        return FastStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
+    """The bucket step: the oracle's own driver, fed row by row."""
     return ReferenceSteps(
         BucketStep(query, rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms)
     )
@@ -284,4 +279,4 @@ def unpacked(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
 
 
 _CONSTANT_DEFAULTS = {"kind": EVENT, "after_seq": float("nan"), "payload": None}
-"""Input columns left out of chunks when constant (no kind column; typed payloads)."""
+"""Input columns left out of chunks when constant (no kind column)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from windtunnel.spark_impl.operator import apply_window, bucket_count, check_rul
 from windtunnel.spark_impl.progress import ProgressWatch
 from windtunnel.spark_impl.runs import SparkRun, comparable_line, divergences
 from windtunnel.spark_impl.schema import output_of, print_order
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
 from windtunnel.spark_impl.session import spark_session
 
@@ -79,19 +79,19 @@ def scenario_window(stream: Any, scenario: Scenario, buckets: int) -> Any:
 def collect_stream(spark: Any, out: Any, checkpoint: str | None = None) -> list[dict[str, Any]]:
     """Run a streaming DataFrame to its end (AvailableNow) into a memory table; its rows."""
     name = f"windtunnel_out_{next(_query_names)}"
-    location = checkpoint or tempfile.mkdtemp(prefix="windtunnel-ckpt-")
-    query = (
-        out.writeStream.format("memory")
-        .queryName(name)
-        .outputMode("append")
-        .option("checkpointLocation", location)
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "ckpt") as location:
+        query = (
+            out.writeStream.format("memory")
+            .queryName(name)
+            .outputMode("append")
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     rows = [r.asDict() for r in spark.table(name).collect()]
     spark.sql(f"DROP VIEW IF EXISTS {name}")
     return rows
@@ -107,7 +107,9 @@ def replay_scenario(
     clock: str = "exact",
     progress: Callable[[str], None] | None = None,
 ) -> SparkRun:
-    """Start (or reuse) a session and replay ``scenario`` on it (see :func:`replay_on_spark`).
+    """Start (or reuse) a session and replay ``scenario`` on it: on the production operator
+    where ``windtunnel run`` would take it (:func:`replay_production`), else on the general
+    one (:func:`replay_on_spark`; ``clock="batch"`` always).
 
     A scenario of profile ``spark`` runs the stock mapping instead
     (:func:`windtunnel.spark_impl.stock.replay_stock`: what stock Spark does).
@@ -134,6 +136,12 @@ def replay_scenario(
         return _run(scenario, spark, stock, micro_batch, buckets, clock)
 
 
+def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "exact") -> int:
+    """The micro-batches :func:`replay_scenario` will report for ``scenario``."""
+    stock = scenario.profile.name == "spark"
+    return len(_events_per_batch(scenario, stock, micro_batch, clock))
+
+
 def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: str) -> list[int]:
     """Events in each micro-batch the run will have (stock runs add a last empty one)."""
     if stock:
@@ -154,9 +162,33 @@ def _run(
         from windtunnel.spark_impl.stock import replay_stock
 
         return replay_stock(scenario, spark, micro_batch=micro_batch)
+    if clock == "exact" and runs_on_production(scenario, spark):
+        return replay_production(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock
     )
+
+
+def runs_on_production(scenario: Scenario, spark: Any) -> bool:
+    """Whether a replay takes the production operator, as ``windtunnel run`` would: the
+    engine covers the scenario's query and the jar loads into the session."""
+    from windtunnel.spark_impl.engine_spec import covered
+    from windtunnel.spark_impl.jvm.binding import load
+
+    if scenario.profile.name != "tenzir" or covered(scenario.query, scenario.rules) is not None:
+        return False
+    return load(spark).jvm is not None
+
+
+def replay_production(scenario: Scenario, spark: Any, *, micro_batch: int = 1) -> SparkRun:
+    """``scenario`` through the production operator's streaming path (one lane; each
+    micro-batch from one input file; the session's default key slices)."""
+    from windtunnel.spark_impl.exact.plan import default_slices
+    from windtunnel.spark_impl.harness.production import run_lanes
+
+    (lane,) = run_lanes(spark, [scenario], slices=default_slices(spark), partitions=1,
+                        micro_batch=micro_batch)
+    return SparkRun(Result(lane.outputs), lane.feed, lane.steps, "exact")
 
 
 def compare_with_oracle(scenario: Scenario, run: SparkRun) -> list[str]:

@@ -11,13 +11,17 @@ executors (``addPyFile``) or to a Connect server (``addArtifacts``).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import re
+import shutil
+import signal
 import socket
 import sys
 import tempfile
+import threading
 import warnings
 import zipfile
 from collections.abc import Iterator
@@ -87,6 +91,24 @@ def _jvm_stderr_to_log() -> Iterator[None]:
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _keeping_sigint() -> Iterator[None]:
+    """Keep the SIGINT handler a new SparkContext replaces. PySpark's handler cancels jobs
+    through Py4J from inside the signal handler, which breaks the Py4J call the main
+    thread is waiting in (50 lines of tracebacks, then KeyboardInterrupt anyway); with
+    Python's own handler Ctrl-C raises KeyboardInterrupt there, and whoever catches it
+    stops the queries (:func:`windtunnel.spark_impl.shutdown.stop_spark`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 PROBE_TIMEOUT_S = 5.0
@@ -207,7 +229,7 @@ def spark_session(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        with _jvm_stderr_to_log():
+        with _jvm_stderr_to_log(), _keeping_sigint():
             spark = builder.getOrCreate()
     except EngineUnavailable:
         raise
@@ -301,8 +323,11 @@ def _connect_session(remote: str) -> Any:
 
 
 def ship_package(spark: Any) -> None:
-    """Make ``windtunnel`` importable on executors (cluster) or on the Connect server."""
+    """Make ``windtunnel`` importable on executors (cluster) or on the Connect server. The
+    zip's temporary folder is removed when the process exits (executors fetch it while the
+    session lives)."""
     path = package_zip()
+    atexit.register(shutil.rmtree, path.parent, ignore_errors=True)
     if hasattr(spark, "addArtifacts"):
         try:
             spark.addArtifacts(str(path), pyfile=True)

@@ -338,6 +338,10 @@ def kafka_source(
     return kafka_job_rows(raw)
 
 
+FIELD_PREFIX = "wt_field_"
+"""Typed event columns kept beside the JSON payload by :func:`dataframe_source`."""
+
+
 def dataframe_source(
     df: DataFrame,
     *,
@@ -352,7 +356,10 @@ def dataframe_source(
     ``seq`` names the stream-order column (0, 1, 2, ...), ``arrival_ms`` the arrival
     wall clock (epoch ms; None: no virtual clock), ``payload`` a JSON-text column with the
     event (otherwise every other column is the payload), ``kind``/``after_seq`` optional
-    control-row columns (see :data:`JOB_INPUT_DDL`). Raises InvalidInput for a missing column.
+    control-row columns (see :data:`JOB_INPUT_DDL`). Without ``payload`` the event's columns
+    also stay as they are, named ``wt_field_<name>`` after the job input columns: the
+    production operator reads them directly instead of the JSON text (which Spark then never
+    computes). Raises InvalidInput for a missing column.
     """
     for label, name in (
         ("seq", seq),
@@ -368,4 +375,5 @@ def dataframe_source(
     named = {c for c in (seq, arrival_ms, payload, kind, after_seq) if c}
     rest = [c for c in df.columns if c not in named]
     payload_col = F.col(payload).cast("string") if payload else json_payload(rest)
-    return df.select(*row_columns(kind_column(kind), seq, arrival_ms, after_seq, payload_col))
+    typed = [] if payload else [F.col(c).alias(FIELD_PREFIX + c) for c in rest]
+    return df.select(*row_columns(kind_column(kind), seq, arrival_ms, after_seq, payload_col), *typed)

@@ -24,7 +24,7 @@ def _state_schema() -> Any:
 
 
 class WindowProcessor(StatefulProcessor):  # type: ignore[misc]
-    """One bucket's state (the reference step's pickled driver, or the fast step's arrays)
+    """One bucket's state (the reference step's pickled driver)
     in a ValueState; ``steps`` (see :data:`windtunnel.spark_impl.processor.Steps`) run it.
 
     ``system_tick_ms`` set: processing-time mode; the wall clock is the system clock and a

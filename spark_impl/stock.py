@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Emission, Output, Result, to_jsonl_line
 from windtunnel.oracle.model.rules import RULE_VALUES, Rules
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.stages import Where
 from windtunnel.oracle.model.stream import (
     Advance,
     Batch,
@@ -59,7 +59,9 @@ from windtunnel.spark_impl.schema import (
     print_order,
     to_json_text,
 )
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.scripted import scripted_stream
+from windtunnel.spark_impl.stock_stages import apply_stages, check_stages
 
 STOCK_FUNCTIONS = ("count", "sum", "min", "max", "avg", "window_start", "window_end")
 """Aggregations with an exact stock streaming equivalent."""
@@ -86,6 +88,7 @@ def check_stock(query: Query, rules: Rules = SPARK_PROFILE.rules) -> None:
     aggregations in :data:`STOCK_FUNCTIONS`, and the profile's rules unchanged.
     """
     check_supported(SPARK_PROFILE, query)
+    check_stages(query)
     for aggregation in query.aggregate or ():
         if aggregation.function not in STOCK_FUNCTIONS:
             field = aggregation.field or ""
@@ -168,6 +171,8 @@ def stock_window(
     kind = dict(df.select(raw.alias("t")).dtypes)["t"]
     time = raw if kind == "timestamp" else F.timestamp_millis((raw * time_unit_ms).cast("long"))
     timed = df.withColumn(TIME, time).withWatermark(TIME, _ms(window.tolerance_ms))
+    if query.stages:  # filter and deduplicate after withWatermark, as a user writes them
+        timed = apply_stages(timed, query, TIME, field_column)
     keys = [field_column(p).alias(f"_g{i}") for i, p in enumerate(query.group_by)]
     by = [field_column(p).alias(f"_b{i}") for i, p in enumerate(query.aggregate_by)]
     aggregations = [a for a in query.aggregate or () if a.function in ("count", "sum", "min",
@@ -352,17 +357,26 @@ def _json_type(values: Sequence[Any], path: str, numeric: bool) -> T.DataType:
     return T.StringType()
 
 
+def stage_fields(query: Query) -> set[str]:
+    """The fields the query's stages read (where fields, deduplicate keys), but its ``on``."""
+    read: set[str] = set()
+    for stage in query.stages:
+        read.update(stage.condition.fields if isinstance(stage, Where) else stage.key)
+    return read - {query.window.on}
+
+
 def payload_schema(query: Query, payloads: Sequence[Mapping[str, Any]]) -> T.StructType:
     """The typed columns a user's DataFrame would have for the fields ``query`` reads.
 
-    Keys (``group_by``, ``aggregate_by``) and ``count(x)`` fields take their one JSON
+    Keys (``group_by``, ``aggregate_by``, the fields the stages read) and ``count(x)``
+    fields take their one JSON
     type (mixed types are an input error); ``sum``/``min``/``max``/``avg`` fields are
     numbers (long if every number is an integer), so other values read as null and
     are ignored, as the oracle ignores them. ``count(x)`` alone reads any value as text.
     """
     numeric = {a.field for a in query.aggregate or () if a.field and a.function != "count"}
     counted = {a.field for a in query.aggregate or () if a.field and a.function == "count"}
-    keyed = set(query.group_by) | set(query.aggregate_by)
+    keyed = set(query.group_by) | set(query.aggregate_by) | stage_fields(query)
     tree: dict[str, Any] = {}
     for path in sorted(numeric | counted | keyed):
         values = [v for v in map(getter(path), payloads) if v is not None]
@@ -433,17 +447,18 @@ def replay_stock(
     def keep(batch: DataFrame, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict()) for r in batch.collect())
 
-    query = (
-        out.writeStream.outputMode(scenario.query.output_mode)
-        .foreachBatch(keep)
-        .option("checkpointLocation", checkpoint or tempfile.mkdtemp(prefix="windtunnel-stock-"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    with checkpoint_dir(checkpoint, "stock") as location:
+        query = (
+            out.writeStream.outputMode(scenario.query.output_mode)
+            .foreachBatch(keep)
+            .option("checkpointLocation", location)
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
     records = []
     for batch_id, record in collected:
         after_seq, wall_ms = plan.positions[min(batch_id, len(plan.positions) - 1)]

@@ -51,11 +51,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.output_modes import MODE_ROWS
+from windtunnel.spark_impl.errors import append_mode_fix, cause_line
+from windtunnel.spark_impl.job_columns import DECLARED_TYPES, missing_column_error
 from windtunnel.spark_impl.job_lanes import DEFAULT_LANES, Started, run_lanes, split
 from windtunnel.spark_impl.job_placement import (
     MAX_TIMESTAMP_MS,
@@ -115,16 +118,20 @@ def _leaves(struct: T.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[tu
     return out
 
 
-def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]]) -> T.StructType:
+def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]],
+                 fields: Sequence[FieldSpec] = ()) -> T.StructType:
     """The ``events`` columns for these payloads: every field typed from its values, the
     fields the query reads as :func:`~windtunnel.spark_impl.stock.payload_schema` types
-    them (mixed types there are an input error), the ``on`` field a timestamp."""
+    them (mixed types there are an input error), every declared field (``fields``) of its
+    declared type, present or not, the ``on`` field a timestamp."""
     names = sorted({k for p in payloads for k in p})
     schema = T.StructType(
         [T.StructField(n, _value_type([p.get(n) for p in payloads])) for n in names]
     )
     for path, kind in _leaves(payload_schema(query, payloads)):
         schema = _with_type(schema, path, kind)
+    for field in fields:
+        schema = _with_type(schema, field.path.split("."), DECLARED_TYPES[field.type])
     return _with_type(schema, query.window.on.split("."), T.TimestampType())
 
 
@@ -334,7 +341,7 @@ def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
         check_job_spec(scenario.query)
         plan = plan_stock(scenario)
         payloads = [e.payload for e in events_of(plan.items)]
-        schema = event_schema(scenario.query, payloads)
+        schema = event_schema(scenario.query, payloads, scenario.fields)
         plans.append(plan)
         key = (scenario.query, scenario.time_unit_ms, schema.json())
         groups.setdefault(key, []).append(index)
@@ -388,13 +395,15 @@ def _run_fed(spark: Any, job: Job, query: Query, schema: T.StructType,
     except InvalidSpec:
         raise
     except Exception as exc:  # the user's code: one line naming it
-        raise InvalidSpec("--job", job_name, f"raised {type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}",
+        missing = missing_column_error(exc, job_name, [f.name for f in schema.fields])
+        if missing is not None:
+            raise missing from None
+        raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
                           "fix the job function") from None
     out, shape = shaped(result, query, job_name)
     texts = [[str(row[5]) for row in rows] for rows in batches]
     drive = None if feed is None else functools.partial(feed.drive, batches=texts)
-    collected = _collect(out, job_name, query.output_mode, started, drive)
+    collected = _collect(out, job_name, query, started, drive)
     complete = query.output_mode == "complete"  # no no-data micro-batch, nothing late
     found: list[list[tuple[int, Emission]]] = [[] for _ in plans]
     for batch_id, record in collected:
@@ -417,13 +426,13 @@ def _run_fed(spark: Any, job: Job, query: Query, schema: T.StructType,
     return runs
 
 
-def _collect(out: DataFrame, job_name: str, mode: str = "append",
-             started: Started | None = None,
+def _collect(out: DataFrame, job_name: str, spec: Query, started: Started | None = None,
              drive: Callable[[Any], None] | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """Run to the end in output mode ``mode``: ``availableNow`` over the scripted source, or
-    ``drive(query)`` feeding a memory feed batch by batch; ``started`` is told the query
+    """Run to the end in ``spec``'s output mode: ``availableNow`` over the scripted source,
+    or ``drive(query)`` feeding a memory feed batch by batch; ``started`` is told the query
     (None when fed: it starts no Python process). Rows with their micro-batch id. Spark's
-    refusal (e.g. an aggregation without a watermark in append mode) is an InvalidSpec."""
+    refusal (e.g. an aggregation without a watermark in append mode) is an InvalidSpec whose
+    fix matches the job's watermark; a failure inside the query names its root cause."""
     collected: list[tuple[int, dict[str, Any]]] = []
 
     def keep(batch: DataFrame, batch_id: int) -> None:
@@ -431,15 +440,15 @@ def _collect(out: DataFrame, job_name: str, mode: str = "append",
 
     with tempfile.TemporaryDirectory(prefix="windtunnel-job-") as checkpoint:
         try:
-            writer = (out.writeStream.outputMode(mode).foreachBatch(keep)
+            writer = (out.writeStream.outputMode(spec.output_mode).foreachBatch(keep)
                       .option("checkpointLocation", checkpoint))
             query = (writer.trigger(availableNow=True) if drive is None
                      else writer.trigger(processingTime="0 seconds")).start()
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidSpec("--job", job_name, f"Spark rejects the job: {first}",
-                              "write a window aggregation with withWatermark, as append "
-                              "mode requires") from None
+            window = spec.window
+            fix = append_mode_fix(out, window.on, getattr(window, "tolerance_ms", 0))
+            raise InvalidSpec("--job", job_name, f"Spark rejects the job: {cause_line(exc)}",
+                              fix) from None
         try:
             if started is not None:
                 started(query if drive is None else None)
@@ -448,9 +457,9 @@ def _collect(out: DataFrame, job_name: str, mode: str = "append",
             else:
                 drive(query)
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidSpec("--job", job_name, f"the job's query failed: {first}",
-                              "fix the job function") from None
+            raise InvalidSpec("--job", job_name, f"the job's query failed: {cause_line(exc)}",
+                              "fix the job function (windtunnel --debug shows Spark's trace)"
+                              ) from None
         finally:
             query.stop()
     return collected

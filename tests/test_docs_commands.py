@@ -54,6 +54,9 @@ SKIPPED: tuple[tuple[str, str], ...] = (
     (r"^spark-submit ", "a user's own job submitted with Spark's Kafka connector"),
     (r"spark\.jars\.packages", "downloads Spark's Kafka connector from Maven Central"),
     (r"^windtunnel check spec\.yaml", "spec.yaml is the reader's own spec, not in the repository"),
+    (r"--flink-sql examples/", "runs the real Flink engine for a minute; "
+     "tests/conformance/test_flink_target.py runs both examples (marker flink)"),
+    (r"^windtunnel broker$", "serves until Ctrl-C (tests/cli/test_broker.py runs it)"),
     (r"^out = apply_window\(", "a call signature with every parameter, not a program"),
     (r'load_spec\("payments\.yaml"\)', "needs a Spark session and payments-dir (see run below)"),
     (r"callable_target\(my_function\)", "checks the reader's own function my_function"),

@@ -60,10 +60,11 @@ def test_typed_parts_carry_py_typed(wheel: zipfile.ZipFile, part: str) -> None:
     assert f"windtunnel/{part}/py.typed" in wheel.namelist()
 
 
-def test_the_jvm_step_ships_compiled_with_its_sources(wheel: zipfile.ZipFile) -> None:
+def test_the_jvm_operator_ships_compiled_with_its_sources(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    assert "windtunnel/spark_impl/jvm/windtunnel-jvm.jar" in names
-    assert "windtunnel/spark_impl/jvm/TumblingCounts.java" in names
+    assert "windtunnel/spark_impl/jvm/windtunnel.jar" in names
+    assert "windtunnel/spark_impl/jvm/src/windtunnel/spark/Entry.java" in names
+    assert "windtunnel/spark_impl/jvm/src/windtunnel/engine/Slice.java" in names
 
 
 def test_only_the_windtunnel_namespace_is_top_level(wheel: zipfile.ZipFile) -> None:

@@ -1,11 +1,12 @@
-"""Build spark_impl/jvm/windtunnel-jvm.jar from the Java sources beside it.
+"""Build spark_impl/jvm/windtunnel.jar, the JVM operator's jar shipped in the wheel.
 
-The jar ships in the wheel, so users need a Java runtime (Spark's) but no compiler. It is
-compiled with ``javac --release 17`` against the installed PySpark's jars and written with
-fixed timestamps, so the same sources and javac give the same bytes. Beside the classes it
-holds ``windtunnel/jvm/SOURCE.sha256`` (the sources' digest: tests/spark_impl/test_jvm_jar.py
-fails when a source changed without a rebuild) and ``windtunnel/jvm/JAVAC`` (the compiler's
-version).
+A session builds the jar from the sources itself when a ``javac`` is found
+(``windtunnel.spark_impl.jvm.build``: against the installed Spark, cached); the shipped jar
+serves machines with a Java runtime only. It is compiled with ``javac --release 17``
+against the installed PySpark's jars and written with fixed timestamps, so the same sources
+and javac give the same bytes; it records the sources' digest (tests/spark_impl/jvm fails
+when a source changed without a rebuild) and the Spark version. ``build()`` below is the
+generic reproducible writer tools/build_flink_jar.py uses for the Flink harness.
 
 Run: python tools/build_jar.py [--out PATH]
 """
@@ -22,7 +23,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 JVM_DIR = ROOT / "spark_impl" / "jvm"
-JAR_NAME = "windtunnel-jvm.jar"
 DIGEST_ENTRY = "windtunnel/jvm/SOURCE.sha256"
 JAVAC_ENTRY = "windtunnel/jvm/JAVAC"
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -53,20 +53,31 @@ def classpath() -> str:
     return ":".join(str(jar) for jar in jars)
 
 
-def build(out: Path) -> None:
-    """Compile the sources and write the jar to ``out``."""
+def build(
+    out: Path,
+    *,
+    directory: Path = JVM_DIR,
+    cp: str | None = None,
+    digest_entry: str = DIGEST_ENTRY,
+    javac_entry: str = JAVAC_ENTRY,
+) -> None:
+    """Compile the sources in ``directory`` against ``cp`` (default: PySpark's jars) and
+    write the jar to ``out`` (tools/build_flink_jar.py passes Flink's)."""
     with tempfile.TemporaryDirectory() as tmp:
         classes = Path(tmp)
         compiled = subprocess.run(
-            ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath(),
-             *map(str, sources())],
+            ["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp",
+             cp if cp is not None else classpath(), *map(str, sources(directory))],
             check=False,
         )
         if compiled.returncode != 0:
             raise SystemExit(f"javac failed (exit {compiled.returncode}); the jar was not written")
-        entries = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
-        entries[DIGEST_ENTRY] = (source_digest() + "\n").encode()
-        entries[JAVAC_ENTRY] = (javac_version() + "\n").encode()
+        # sorted: rglob's order depends on the file system, the jar's bytes must not
+        entries = {
+            str(p.relative_to(classes)): p.read_bytes() for p in sorted(classes.rglob("*.class"))
+        }
+        entries[digest_entry] = (source_digest(directory) + "\n").encode()
+        entries[javac_entry] = (javac_version() + "\n").encode()
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as jar:
             manifest = zipfile.ZipInfo("META-INF/MANIFEST.MF", FIXED_TIME)
@@ -76,10 +87,12 @@ def build(out: Path) -> None:
 
 
 def main() -> int:
+    from windtunnel.spark_impl.jvm.build import SHIPPED, compile_jar
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=JVM_DIR / JAR_NAME)
+    parser.add_argument("--out", type=Path, default=SHIPPED)
     args = parser.parse_args()
-    build(args.out)
+    compile_jar(args.out)
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
     return 0
 

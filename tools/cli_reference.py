@@ -23,8 +23,12 @@ commands by `python tools/cli_reference.py > docs/cli.md` (do not edit by hand:
 `tests/cli/test_cli_reference.py` fails when this page and the commands differ).
 `windtunnel COMMAND --help` prints the same on the terminal. Exit codes everywhere:
 0 done (and any expectation held), 1 an expectation, comparison or check failed, 2
-invalid input or usage (one line on stderr; `windtunnel --debug COMMAND` shows the
-traceback).
+invalid input or usage, or a failure of Spark, Kafka or the job under check (one line on
+stderr naming the cause; `windtunnel --debug COMMAND` shows the traceback and Spark's
+log), 130 interrupted by Ctrl-C (running Spark queries and the session are stopped
+first; one line), 143 terminated by SIGTERM. Long commands (`check`, `run`, `generate`,
+`replay --engine spark`) show progress on stderr: a bar on a terminal, a line per step
+with rate and ETA when piped; stdout holds only the result.
 """
 
 

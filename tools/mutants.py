@@ -1,4 +1,5 @@
-"""Semantic mutants of the oracle and of spark_impl: the registry ``benchmarks/mutation.py`` runs.
+"""Semantic mutants of the oracle, of spark_impl and of its Java engine: the registry
+``benchmarks/mutation.py`` runs.
 
 Each mutant replaces one exact snippet of one file (it must occur exactly once there:
 tests/test_mutants.py checks) with a plausible wrong reading of the semantics, and names
@@ -28,6 +29,7 @@ class Mutant:
             raise ValueError(f"mutant {self.id!r}: needs an id, a change and tests")
 
 
+STAGES = ("tests/oracle/test_stages.py",)
 FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_rules.py",
              "tests/oracle/test_metamorphic.py")
 FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
@@ -37,8 +39,6 @@ SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_sessi
 COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
          "tests/oracle/test_metamorphic.py")
 TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
-FAST_STEP = ("tests/spark_impl/test_metamorphic_spark.py", "tests/spark_impl/test_fast_bucket.py",
-             "-m", "not spark")
 BUCKET_STEP = ("tests/spark_impl/test_bucket_step.py",)
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -77,18 +77,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "late-per-event",
         "oracle/windows/fixed.py",
-        "if now is not None and start + size + close_offset <= now:",
-        "if now is not None and t_ms + close_offset < now:",
+        "if now is not None and end + reach <= now:",
+        "if now is not None and t_ms + reach < now:",
         "lateness judged on the event (behind clock - tolerance) instead of its windows",
         FIXED_REF,
     ),
     Mutant(
         "overlap-late-dropped",
         "oracle/windows/fixed.py",
-        "            if now is not None and start + size + close_offset <= now:\n"
-        "                missed.append(start)\n                continue",
-        "            if now is not None and start + size + close_offset <= now:\n"
-        "                missed.append(start)\n                break",
+        "            if now is not None and end + reach <= now:\n"
+        "                missed.append((start, end))\n                continue",
+        "            if now is not None and end + reach <= now:\n"
+        "                missed.append((start, end))\n                break",
         "an overlapping event late for its first window is dropped entirely",
         FIXED_REF,
     ),
@@ -254,20 +254,28 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/oracle/test_spark_profile.py", "tests/oracle/test_profiles_properties.py"),
     ),
     Mutant(
-        "spark-fast-close-strict",
-        "spark_impl/fast.py",
-        "open_ = valid & ((prev == NONE)[:, None] | (starts + span > prev[:, None]))",
-        "open_ = valid & ((prev == NONE)[:, None] | (starts + span >= prev[:, None]))",
-        "Spark's vectorised step delivers to a window whose close point the clock reached",
-        FAST_STEP,
+        "dedup-late-strict",
+        "oracle/windows/stages.py",
+        "t_ms <= watermark",
+        "t_ms < watermark",
+        "Spark's deduplication keeps a row exactly at the previous micro-batch's watermark",
+        STAGES,
     ),
     Mutant(
-        "spark-flush-order",
-        "spark_impl/fast.py",
-        "order = np.lexsort((state.first_seq[state.win_key], state.win_start))",
-        "order = np.lexsort((state.win_start, state.first_seq[state.win_key]))",
-        "Spark's vectorised step flushes by group before window time",
-        FAST_STEP,
+        "duplicate-leaves-the-clock",
+        "oracle/windows/stages.py",
+        'return Removal(drop, t_ms if rules.duplicate_clock == "moves" else None)',
+        "return Removal(drop, None)",
+        "a duplicate never moves the watermark (Spark's and Flink's do)",
+        STAGES,
+    ),
+    Mutant(
+        "dedup-expires-inside-a-batch",
+        "oracle/windows/stages.py",
+        'watermark if self._clocks.moves == "event" else None)',
+        "watermark)",
+        "a key whose expiry the watermark reached is forgotten inside the micro-batch, not at its end",
+        STAGES,
     ),
     Mutant(
         "spark-rows-in-arrival-order",

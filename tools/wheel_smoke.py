@@ -49,11 +49,15 @@ class SmokeFailure(Exception):
     """One check of the installed wheel did not hold."""
 
 
-JVM_JAR = "windtunnel/spark_impl/jvm/windtunnel-jvm.jar"
+JVM_JAR = "windtunnel/spark_impl/jvm/windtunnel.jar"
+JVM_SOURCE = "windtunnel/spark_impl/jvm/src/windtunnel/spark/Entry.java"
 LOAD_JVM_STEP = (
-    "from windtunnel.spark_impl import jvm_step\n"
+    "import os, tempfile\n"
+    "os.environ['WINDTUNNEL_CACHE'] = tempfile.mkdtemp()\n"
+    "from windtunnel.spark_impl.jvm.binding import load\n"
     "from windtunnel.spark_impl.session import spark_session\n"
-    "print(jvm_step.load(spark_session()) is not None)\n"
+    "loaded = load(spark_session())\n"
+    "print(loaded.jvm is not None and loaded.jvm.how == 'built')\n"
 )
 
 
@@ -149,8 +153,10 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
     check_needs_extra([windtunnel, "replay", "--engine", "spark", str(EXAMPLE)], work, "spark")
     check_needs_extra([windtunnel, "generate", "bare", "--format", "kafka"], work, "kafka")
     modules = wheel_modules(wheel)
-    if JVM_JAR not in zipfile.ZipFile(wheel).namelist():
-        raise SmokeFailure(f"the wheel lacks the JVM step's jar {JVM_JAR}")
+    names = zipfile.ZipFile(wheel).namelist()
+    for needed in (JVM_JAR, JVM_SOURCE):
+        if needed not in names:
+            raise SmokeFailure(f"the wheel lacks the JVM operator's {needed}")
     check_imports(python, modules, work, extras=False)
 
     project = work / "unrelated"
@@ -178,8 +184,10 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
         check_imports(python, modules, work, extras=True)
         loaded = (run([str(python), "-c", LOAD_JVM_STEP], work).stdout.strip().splitlines() or [""])[-1]
         if loaded != "True":
-            raise SmokeFailure(f"the installed wheel's JVM step did not load in Spark: {loaded!r}")
-        print("wheel smoke: the JVM step loads from the installed wheel", flush=True)
+            raise SmokeFailure(
+                f"the installed wheel's JVM operator was not built from its sources and loaded: {loaded!r}"
+            )
+        print("wheel smoke: the JVM operator builds from the installed wheel's sources and loads", flush=True)
 
 
 def main(argv: list[str]) -> int:

@@ -12,9 +12,9 @@ from html import escape
 from typing import Any
 
 from windtunnel.cli.plotting.style import (
-    DROP_COLOUR,
     IDLE_COLOUR,
     LEGEND,
+    drop_colour,
     group_colour,
     reason_colour,
 )
@@ -144,9 +144,9 @@ def _panel(timeline: Timeline, panel: Panel, index: int, lo: float, hi: float) -
         else:
             c.add("path", title=f"{head}: dropped, {event.drop}: {event.detail}", id=event.gid,
                   d=f"M{x - 5} {y - 5}L{x + 5} {y + 5}M{x - 5} {y + 5}L{x + 5} {y - 5}",
-                  stroke=DROP_COLOUR, stroke_width=3)
+                  stroke=drop_colour(event.drop), stroke_width=3)
             c.add("text", text=f"#{event.seq} {event.drop}", x=x + 8, y=y - 6, font_size=10,
-                  fill=DROP_COLOUR)
+                  fill=drop_colour(event.drop))
     for k in range(6):
         ms = lo + (hi - lo) * k / 5
         c.add("text", text=_time(timeline, round(ms)), x=c.x(ms), y=bottom + 16,

@@ -13,6 +13,8 @@ from typing import Any
 from windtunnel.cli.plotting.style import (
     DROP_COLOUR,
     IDLE_COLOUR,
+    STAGE_DROP_COLOUR,
+    drop_colour,
     group_colour,
     reason_colour,
 )
@@ -119,9 +121,9 @@ def _draw_panel(ax: Any, panel: Panel, timeline: Timeline, *, first: bool) -> No
                     color=group_colour(timeline.groups, event.group), gid=event.gid, zorder=6)
         else:
             ax.plot([x], [event.y], marker="X", markersize=8, linestyle="none",
-                    color=DROP_COLOUR, gid=event.gid, zorder=6)
+                    color=drop_colour(event.drop), gid=event.gid, zorder=6)
             ax.text(x + (hi - lo) * 0.01, event.y - 0.25, f"#{event.seq} {event.drop}",
-                    fontsize=7, color=DROP_COLOUR, zorder=7)
+                    fontsize=7, color=drop_colour(event.drop), zorder=7)
     ax.set_xlim(lo, hi)
     ax.set_ylim(timeline.bottom + 0.3, -0.8)
     ax.grid(axis="x", color="#dddddd", linewidth=0.5)
@@ -177,6 +179,8 @@ def _legend(plt: Any) -> list[Any]:
         Line2D([], [], marker="o", linestyle="none", color="#1f77b4", label="delivered event (colour = group)"),
         Line2D([], [], marker="X", linestyle="none", color=DROP_COLOUR,
                label="dropped event (reason)"),
+        Line2D([], [], marker="X", linestyle="none", color=STAGE_DROP_COLOUR,
+               label="removed before the window (filtered, duplicate)"),
         Patch(facecolor="#1f77b4", alpha=0.45, label="window [start, end) in its emission row"),
         Patch(facecolor="none", edgecolor="#555555", linestyle="--", label="window never emitted"),
         Patch(facecolor="#1f77b4", alpha=0.45, hatch="//", label="partial (emitted before its close)"),

@@ -22,6 +22,7 @@ later event's arrival time comes out in that later micro-batch, as on Spark.
 from __future__ import annotations
 
 import importlib
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -258,22 +259,49 @@ def callable_target(
     return CallableTarget(fn, label, reports_drops, reports_timing)
 
 
+def _innermost_file_line(exc: BaseException) -> str | None:
+    """``path:line`` of the innermost frame of ``exc``'s traceback in a real file (not
+    importlib's frozen frames)."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not frame.filename.startswith("<"):
+            return f"{frame.filename}:{frame.lineno}"
+    return None
+
+
+def import_failure(exc: BaseException, module_name: str) -> tuple[str, str]:
+    """The rule and fix for a module that failed to import: not found, a syntax error
+    (file and line), or an exception while its code ran (its innermost file and line)."""
+    if isinstance(exc, SyntaxError):
+        spot = f"{exc.filename}:{exc.lineno}" if exc.filename else "?"
+        return (f"module {module_name!r} cannot be imported: a syntax error at {spot}: {exc.msg}",
+                "fix the syntax there")
+    top = module_name.split(".")
+    missing = getattr(exc, "name", None)
+    if isinstance(exc, ModuleNotFoundError) and missing in {
+        ".".join(top[: i + 1]) for i in range(len(top))
+    }:
+        return (f"module {module_name!r} cannot be imported: it is not found",
+                "check the name and that its directory is on PYTHONPATH")
+    where = _innermost_file_line(exc)
+    at = f" at {where}" if where else ""
+    return (f"module {module_name!r} cannot be imported: it raised{at} {type(exc).__name__}: {exc}",
+            "fix the module (or install what it imports)")
+
+
 def load_function(spec: str, option: str = "--job") -> Callable[..., Any]:
     """Import ``module:function`` (dotted attribute paths allowed after the colon).
 
     Raises InvalidSpec naming ``option`` when the form is wrong, the module cannot be
-    imported or the attribute is missing or not callable.
+    imported (its file and line for a syntax error or an exception inside it) or the
+    attribute is missing or not callable.
     """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise InvalidSpec(option, spec, "must be module:function", "write e.g. my_jobs:windowed")
     try:
         found: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InvalidSpec(
-            option, spec, f"module {module_name!r} cannot be imported ({exc})",
-            "check the name and that its directory is on PYTHONPATH",
-        ) from None
+    except Exception as exc:  # the module's own code failed: name the file and line
+        raise InvalidSpec(option, spec, *import_failure(exc, module_name)) from None
     for part in attribute.split("."):
         if not hasattr(found, part):
             raise InvalidSpec(

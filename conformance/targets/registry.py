@@ -4,7 +4,7 @@
 A named target is a :class:`TargetEntry`: a factory from a Spark session (or None) to a
 :class:`~windtunnel.conformance.targets.base.Target`, a one-line description, and the oracle
 profile that stands in for it while shrinking. windtunnel's own (``spark``, ``spark-fast``,
-``spark-stock``, ``tenzir``) are named in :data:`BUILTIN` as ``module:attribute`` and
+``spark-general``, ``spark-stock``, ``tenzir``, ``flink``) are named in :data:`BUILTIN` as ``module:attribute`` and
 imported only when used. A third-party package adds one from its own distribution with an
 entry point in the group ``windtunnel.targets`` whose object is a :class:`TargetEntry`::
 
@@ -39,8 +39,10 @@ GROUP = "windtunnel.targets"
 BUILTIN: dict[str, str] = {
     "spark": "windtunnel.conformance.targets.spark:EXACT",
     "spark-fast": "windtunnel.conformance.targets.spark:FAST",
+    "spark-general": "windtunnel.conformance.targets.spark:GENERAL",
     "spark-stock": "windtunnel.conformance.targets.spark:STOCK",
     "tenzir": "windtunnel.conformance.targets.tenzir:ENTRY",
+    "flink": "windtunnel.conformance.targets.flink:ENTRY",
 }
 """windtunnel's own targets, as ``module:attribute`` of their :class:`TargetEntry`."""
 

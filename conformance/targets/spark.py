@@ -1,10 +1,13 @@
-"""Spark targets for ``windtunnel check``: the exact operator, the stock mapping, a user's job.
+"""Spark targets for ``windtunnel check``: windtunnel's operators, the stock mapping, a user's job.
 
-- :func:`exact_target` (``spark``): windtunnel's exact operator, many scenarios per query,
-  one bucket each (:mod:`windtunnel.spark_impl.multi_exact`); reports drops and timing.
-- :func:`fast_target` (``spark-fast``): windtunnel's fast path (what ``windtunnel run``
-  picks for eligible jobs: ``foreachBatch``, the JVM step for typed tumbling counts), one
-  scenario at a time (:mod:`windtunnel.spark_impl.batch_scenarios`).
+- :func:`production_target` (``spark``; ``spark-fast`` is its old name): the production
+  operator (what ``windtunnel run`` and ``run_job`` pick), through its real streaming path:
+  many scenarios per query as lanes, each micro-batch from several input partitions, key
+  slices in parallel (:mod:`windtunnel.spark_impl.harness.production`); reports drops, and
+  every field is compared (``after_seq``, ``wall_ms``, messages);
+- :func:`general_target` (``spark-general``): the general operator (``apply_window``,
+  transformWithStateInPandas), many scenarios per query, one bucket each
+  (:mod:`windtunnel.spark_impl.multi_exact`); reports drops and timing.
 - :func:`stock_target` (``spark-stock``): the stock mapping
   (:func:`windtunnel.spark_impl.stock.stock_window`) run as a user job.
 - :func:`job_target` (``module:function``): a user's ``job(events) -> DataFrame``
@@ -31,6 +34,7 @@ from windtunnel.conformance.targets.base import (
 )
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import Query
+from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 
 
@@ -65,11 +69,11 @@ def check_indexes(scenario: Scenario, seq_ranges: Sequence[tuple[int, int]]) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class ExactTarget:
-    """windtunnel's exact operator on Spark (default profile semantics)."""
+class GeneralTarget:
+    """windtunnel's general operator on Spark (default profile semantics)."""
 
     spark: Any = None
-    name: str = "spark"
+    name: str = "spark-general"
     reports_drops: bool = True
     reports_timing: bool = True
 
@@ -88,23 +92,50 @@ class ExactTarget:
 
 
 @dataclass(frozen=True, slots=True)
-class FastTarget:
-    """windtunnel's fast path (``foreachBatch``: the JVM step or the Python step), one
-    scenario after another (:mod:`windtunnel.spark_impl.batch_scenarios`). Its outputs
-    carry ``after_seq`` and ``wall_ms``, so timing is compared through them, not through
-    micro-batch numbers."""
+class ProductionTarget:
+    """windtunnel's production operator through its streaming path: the scenarios of one
+    query as lanes of one Spark query (``slices`` key slices, ``partitions`` input files per
+    micro-batch). Its outputs carry ``after_seq`` and ``wall_ms``, compared exactly, so
+    timing needs no micro-batch numbers."""
 
     spark: Any = None
-    name: str = "spark-fast"
+    name: str = "spark"
+    slices: int = 3
+    partitions: int = 2
     reports_drops: bool = True
     reports_timing: bool = False
+    exact: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.batch_scenarios import check_runs, run_scenarios
+        from windtunnel.spark_impl.engine_spec import covered, engine_spec
+        from windtunnel.spark_impl.harness.production import run_lanes
 
-        for scenario in scenarios:
-            check_runs(scenario)  # input errors before Spark starts
-        return [TargetRun(outputs) for outputs in run_scenarios(_session(self.spark), scenarios)]
+        groups: dict[str, list[int]] = {}
+        for index, scenario in enumerate(scenarios):
+            if scenario.profile.name != "tenzir":
+                raise InvalidSpec(
+                    "profile", scenario.profile.name,
+                    "windtunnel's Spark operators run the default profile (tenzir)",
+                    "check against --target spark-stock for profile spark, or --profile tenzir",
+                )
+            refuse_stages(scenario.query.stages, "windtunnel's production Spark operator")
+            rules = scenario.profile.rules.with_overrides(dict(scenario.rule_overrides))
+            reason = covered(scenario.query, rules)
+            if reason is not None:  # input errors before Spark starts
+                raise InvalidSpec(
+                    "--target", self.name, f"the production operator does not cover {reason}",
+                    "use --target spark-general (the general operator runs every query)",
+                )
+            key = engine_spec(scenario.query, rules, scenario.time_unit_ms, scenario.start_wall_ms)
+            groups.setdefault(key, []).append(index)
+        spark = _session(self.spark)
+        found: dict[int, TargetRun] = {}
+        for members in groups.values():
+            chosen = [scenarios[i] for i in members]
+            runs = run_lanes(spark, chosen, slices=self.slices, partitions=self.partitions)
+            for index, lane in zip(members, runs, strict=True):
+                found[index] = TargetRun(lane.outputs)
+        return [found[i] for i in range(len(scenarios))]
 
 
 JobFactory = Callable[[Query], Callable[[Any], Any]]
@@ -136,7 +167,10 @@ class JobTarget:
         found: dict[int, TargetRun] = {}
         for query, members in by_query.items():
             chosen = [scenarios[i] for i in members]
-            runs = run_job_many(spark, self.factory(query), chosen, self.name, self.batched,
+            # a deduplication remembers keys from one scenario into the next when they
+            # share a query (Spark's state is the query's): one query per scenario then
+            batched = self.batched and not any(s.kind == "deduplicate" for s in query.stages)
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, batched,
                                 self.lanes or DEFAULT_LANES)
             for index, scenario, run in zip(members, chosen, runs, strict=True):
                 indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
@@ -146,15 +180,19 @@ class JobTarget:
         return [found[i] for i in range(len(scenarios))]
 
 
-def exact_target(spark: Any = None) -> ExactTarget:
-    """``spark``: the exact operator (``spark=None``: windtunnel's own session, reused)."""
-    return ExactTarget(spark)
+def production_target(spark: Any = None) -> ProductionTarget:
+    """``spark``: the production operator (``spark=None``: windtunnel's own session, reused)."""
+    return ProductionTarget(spark)
 
 
-def fast_target(spark: Any = None) -> FastTarget:
-    """``spark-fast``: the fast path's micro-batch function (``spark=None``: windtunnel's
-    own session, reused)."""
-    return FastTarget(spark)
+def fast_target(spark: Any = None) -> ProductionTarget:
+    """``spark-fast``: the production operator under its old name."""
+    return ProductionTarget(spark, name="spark-fast")
+
+
+def general_target(spark: Any = None) -> GeneralTarget:
+    """``spark-general``: the general operator (``spark=None``: windtunnel's own session)."""
+    return GeneralTarget(spark)
 
 
 def stock_target(spark: Any = None, *, batched: bool = True,
@@ -196,11 +234,13 @@ def job_target(
 
 
 EXACT = TargetEntry(
-    exact_target, "windtunnel's exact operator on Spark Structured Streaming"
+    production_target,
+    "windtunnel's production operator on Spark Structured Streaming (what windtunnel run runs)",
 )
-FAST = TargetEntry(
-    fast_target,
-    "windtunnel's fast path on Spark (foreachBatch; the JVM step for typed tumbling counts)",
+FAST = TargetEntry(fast_target, "the production operator (spark), under its former name")
+GENERAL = TargetEntry(
+    general_target,
+    "windtunnel's general operator (apply_window: transformWithStateInPandas, every query)",
 )
 STOCK = TargetEntry(
     stock_target,

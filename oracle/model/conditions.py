@@ -1,11 +1,15 @@
 """Small boolean conditions over event fields: eKuiper's ``WHERE``, ``FILTER (WHERE ...)``,
-``HAVING`` and ``OVER (WHEN ...)``.
+``HAVING`` and ``OVER (WHEN ...)``, and the ``where`` stage before the window.
 
 Grammar: ``or := and (OR and)*``, ``and := not (AND not)*``, ``not := NOT not | atom``,
 ``atom := ( or ) | operand op operand``; ``op`` one of ``= == != <> < <= > >=``; an operand is
 a field path (``a.b``), a number, a quoted string (``'x'`` or ``"x"``), ``true``, ``false`` or
-``null``. A comparison with a missing or null field, or between values of different types, is
-false (SQL's unknown). Raises InvalidSpec pointing at the offending token.
+``null``. Two readings of a parsed condition: :meth:`Condition.holds` (two-valued: a
+comparison with a missing or null field, or between values of different types, is false,
+and ``NOT`` turns it true) and :meth:`Condition.truth` (three-valued, SQL's: such a
+comparison is unknown, ``None``, and ``NOT``/``AND``/``OR`` follow Kleene's logic; with
+``nulls_compared`` an equality with a null side compares the null as a value, as Tenzir's
+``==`` does). Raises InvalidSpec pointing at the offending token.
 """
 
 from __future__ import annotations
@@ -27,19 +31,173 @@ _OPS: Final[dict[str, Callable[[Any, Any], bool]]] = {
     "<>": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
+EQUALITY: Final = frozenset({"=", "==", "!=", "<>"})
+"""The operators that test equality (the others order their operands)."""
 _CONSTANTS: Final = {"true": True, "false": False, "null": None}
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 
+# --- the parsed tree: operands, comparisons and the connectives ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRef:
+    """An operand reading the field ``path`` (a dotted path; missing reads as None), or, in
+    HAVING, the output row column ``path`` (``row``)."""
+
+    path: str
+    row: bool = False
+    read: Callable[[Mapping[str, Any]], Any] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        path = self.path
+        read = (lambda p: p.get(path)) if self.row else getter(path)
+        object.__setattr__(self, "read", read)
+
+    def value(self, payload: Mapping[str, Any]) -> Any:
+        return self.read(payload)
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A constant operand: a number, a string, a boolean or None (``null``)."""
+
+    value_: Any
+
+    def value(self, payload: Mapping[str, Any]) -> Any:
+        return self.value_
+
+
+Operand = FieldRef | Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``left op right``."""
+
+    op: str
+    left: Operand
+    right: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """The negation of ``inner``."""
+
+    inner: Node
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    """Every part (AND)."""
+
+    parts: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """At least one part (OR)."""
+
+    parts: tuple[Node, ...]
+
+
+Node = Compare | Not | All | AnyOf
+
+
+def _comparable(left: Any, right: Any) -> bool:
+    """Neither null, and of one kind: both numbers (booleans are not numbers) or one type."""
+    if left is None or right is None or isinstance(left, bool) != isinstance(right, bool):
+        return False
+    numeric = (int, float)
+    return (isinstance(left, numeric) and isinstance(right, numeric)) or type(left) is type(right)
+
+
+def _compare(op: str, left: Any, right: Any) -> bool:
+    """The two-valued comparison: false for a null side or values of different kinds."""
+    if not _comparable(left, right):
+        return False
+    try:
+        return bool(_OPS[op](left, right))
+    except TypeError:
+        return False
+
+
+def holds(node: Node, payload: Mapping[str, Any]) -> bool:
+    """The two-valued reading (see the module docstring)."""
+    if isinstance(node, Compare):
+        return _compare(node.op, node.left.value(payload), node.right.value(payload))
+    if isinstance(node, Not):
+        return not holds(node.inner, payload)
+    if isinstance(node, All):
+        return all(holds(p, payload) for p in node.parts)
+    return any(holds(p, payload) for p in node.parts)
+
+
+def truth(node: Node, payload: Mapping[str, Any], nulls_compared: bool = False) -> bool | None:
+    """The three-valued reading: True, False or None (unknown); see the module docstring."""
+    if isinstance(node, Compare):
+        left, right = node.left.value(payload), node.right.value(payload)
+        if nulls_compared and node.op in EQUALITY and (left is None or right is None):
+            return (left is None and right is None) == (node.op in ("=", "=="))
+        if not _comparable(left, right):
+            if nulls_compared and node.op in EQUALITY and None not in (left, right):
+                return node.op in ("!=", "<>")  # values of different kinds are not equal
+            return None
+        try:
+            return bool(_OPS[node.op](left, right))
+        except TypeError:
+            return None
+    if isinstance(node, Not):
+        inner = truth(node.inner, payload, nulls_compared)
+        return None if inner is None else not inner
+    values = [truth(p, payload, nulls_compared) for p in node.parts]
+    if isinstance(node, All):
+        return False if False in values else None if None in values else True
+    return True if True in values else None if None in values else False
+
+
+def fields_of(node: Node) -> tuple[str, ...]:
+    """The event fields ``node`` reads, in first-read order (HAVING's row columns left out)."""
+    found: dict[str, None] = {}
+
+    def walk(part: Node) -> None:
+        if isinstance(part, Compare):
+            for operand in (part.left, part.right):
+                if isinstance(operand, FieldRef) and not operand.row:
+                    found.setdefault(operand.path)
+        elif isinstance(part, Not):
+            walk(part.inner)
+        else:
+            for inner in part.parts:
+                walk(inner)
+
+    walk(node)
+    return tuple(found)
+
+
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """A parsed condition; call :meth:`holds` on a payload (or an output row)."""
+    """A parsed condition: its text and tree; :meth:`holds` and :meth:`truth` read a payload
+    (or an output row)."""
 
     text: str
-    predicate: Predicate = field(compare=False, repr=False)
+    tree: Node = field(compare=False, repr=False)
 
     def holds(self, payload: Mapping[str, Any]) -> bool:
-        return self.predicate(payload)
+        return holds(self.tree, payload)
+
+    def truth(self, payload: Mapping[str, Any], nulls_compared: bool = False) -> bool | None:
+        return truth(self.tree, payload, nulls_compared)
+
+    @property
+    def predicate(self) -> Predicate:
+        """:meth:`holds` as a function of the payload."""
+        return self.holds
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The event fields the condition reads."""
+        return fields_of(self.tree)
 
     def __str__(self) -> str:
         return self.text
@@ -55,10 +213,10 @@ def parse_condition(text: object, where: str, columns: Mapping[str, str] | None 
     if not isinstance(text, str) or not text.strip():
         raise InvalidSpec(where, text, "must be a condition", "write e.g. temperature > 20")
     parser = _Parser(text, where, columns)
-    predicate = parser.parse_or()
+    tree = parser.parse_or()
     if parser.peek() is not None:
         parser.fail("unexpected token")
-    return Condition(text.strip(), predicate)
+    return Condition(text.strip(), tree)
 
 
 class _Parser:
@@ -95,22 +253,21 @@ class _Parser:
             return True
         return False
 
-    def parse_or(self) -> Predicate:
+    def parse_or(self) -> Node:
         parts = [self.parse_and()]
         while self.keyword("OR"):
             parts.append(self.parse_and())
-        return parts[0] if len(parts) == 1 else (lambda p: any(f(p) for f in parts))
+        return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
 
-    def parse_and(self) -> Predicate:
+    def parse_and(self) -> Node:
         parts = [self.parse_not()]
         while self.keyword("AND"):
             parts.append(self.parse_not())
-        return parts[0] if len(parts) == 1 else (lambda p: all(f(p) for f in parts))
+        return parts[0] if len(parts) == 1 else All(tuple(parts))
 
-    def parse_not(self) -> Predicate:
+    def parse_not(self) -> Node:
         if self.keyword("NOT"):
-            inner = self.parse_not()
-            return lambda p: not inner(p)
+            return Not(self.parse_not())
         token = self.peek()
         if token is not None and token[1] == "(":
             self.pos += 1
@@ -126,11 +283,9 @@ class _Parser:
             self.fail("expected a comparison operator")
         assert token is not None
         self.pos += 1
-        op = _OPS[token[1]]
-        right = self.operand()
-        return lambda p: _compare(op, left(p), right(p))
+        return Compare(token[1], left, self.operand())
 
-    def operand(self) -> Callable[[Mapping[str, Any]], Any]:
+    def operand(self) -> Operand:
         token = self.peek()
         if token is None:
             self.fail("expected a field or a value")
@@ -138,15 +293,12 @@ class _Parser:
         kind, text, _ = token
         self.pos += 1
         if kind == "num":
-            number = float(text) if "." in text else int(text)
-            return lambda p: number
+            return Literal(float(text) if "." in text else int(text))
         if kind == "str":
-            string = text[1:-1]
-            return lambda p: string
+            return Literal(text[1:-1])
         if kind == "word":
             if text.lower() in _CONSTANTS:
-                constant = _CONSTANTS[text.lower()]
-                return lambda p: constant
+                return Literal(_CONSTANTS[text.lower()])
             nxt = self.peek()
             if nxt is not None and nxt[1] == "(":  # an aggregate call in HAVING: count(*)
                 end = self.text.find(")", nxt[2])
@@ -157,25 +309,8 @@ class _Parser:
                 while (t := self.peek()) is not None and t[1] != ")":
                     self.pos += 1
                 self.pos += 1
-                key = call if self.columns is None else self.columns[call]
-                return lambda p: p.get(key)
-            return getter(text)
+                return FieldRef(call if self.columns is None else self.columns[call], row=True)
+            return FieldRef(text)
         self.pos -= 1
         self.fail("expected a field or a value")
         raise AssertionError  # unreachable: fail raises
-
-
-def _compare(op: Callable[[Any, Any], bool], left: Any, right: Any) -> bool:
-    if left is None or right is None:
-        return False
-    numeric = (int, float)
-    if isinstance(left, bool) != isinstance(right, bool):
-        return False
-    if not (isinstance(left, numeric) and isinstance(right, numeric)) and type(left) is not type(
-        right
-    ):
-        return False
-    try:
-        return bool(op(left, right))
-    except TypeError:
-        return False

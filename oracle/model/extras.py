@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from windtunnel.oracle.model.errors import InvalidInput, MissingExtra
 
-EXTRAS = ("spark", "java", "kafka", "tenzir")
+EXTRAS = ("spark", "java", "kafka", "tenzir", "broker")
 """The pip extras that bring optional parts (``test`` is for developing windtunnel)."""
 
 

@@ -54,6 +54,15 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "session_tick_cut": ("lasted", "after_first_record"),
     "sliding_delay_end": ("closed", "open"),
     "where_emptied": ("emit", "nothing"),
+    # issue 22 (the real Flink engine)
+    "watermark_formula": ("minus_tolerance", "bounded_out_of_orderness"),
+    "no_window_late": ("no_window", "late"),
+    # issue 23 (stages before the window)
+    "where_null_equals": ("compared", "unknown"),
+    "filtered_clock": ("ignored", "moves", "pushdown"),
+    "duplicate_clock": ("ignored", "moves"),
+    "dedup_expiry": ("wall", "watermark"),
+    "dedup_late": ("keep", "drop"),
 }
 
 RULE_DOCS: Final[dict[str, str]] = {
@@ -133,6 +142,26 @@ RULE_DOCS: Final[dict[str, str]] = {
     "the engine's current operator) or [t - size, t + delay) (open, its older operator)",
     "where_emptied": "eKuiper: a window whose rows a post-window WHERE removes entirely (empty "
     "windows included) is emitted empty (emit) or produces nothing (nothing, the engine)",
+    "watermark_formula": "the watermark is c - tolerance (minus_tolerance: Tenzir's close point, "
+    "Spark, Flink SQL's WATERMARK FOR ts AS ts - INTERVAL) or c - tolerance - 1 ms "
+    "(bounded_out_of_orderness: Flink's WatermarkStrategy.forBoundedOutOfOrderness(tolerance))",
+    "no_window_late": "an event in no window (between gapped windows, or before 0) is dropped as "
+    "no_window (no_window), or as late when it is also behind the watermark (late: Flink sends "
+    "it to the late side output, isElementLate)",
+    "where_null_equals": "the where stage's = and != with a null side compare the null as a value "
+    "(compared, Tenzir's ==) or are unknown, which removes the event (unknown, SQL)",
+    "filtered_clock": "an event the where stage removes does not move the event-time clock "
+    "(ignored), moves it as if delivered (moves, a watermark made at the source), or moves it only "
+    "when the condition reads the window's on field (pushdown, Spark pushes other filters below "
+    "withWatermark)",
+    "duplicate_clock": "an event the deduplicate stage removes does not move the event-time clock "
+    "(ignored) or moves it (moves, the watermark comes before deduplication)",
+    "dedup_expiry": "deduplicate's within runs on the wall clock from the event let through "
+    "(wall) or until the watermark reaches its event time + within (watermark, Spark's "
+    "dropDuplicatesWithinWatermark; checked against the previous micro-batch's watermark)",
+    "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
+    "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
+    "watermark)",
 }
 
 
@@ -174,6 +203,13 @@ class Rules:
     session_tick_cut: str = "lasted"
     sliding_delay_end: str = "closed"
     where_emptied: str = "emit"
+    watermark_formula: str = "minus_tolerance"
+    no_window_late: str = "no_window"
+    where_null_equals: str = "compared"
+    filtered_clock: str = "ignored"
+    duplicate_clock: str = "ignored"
+    dedup_expiry: str = "wall"
+    dedup_late: str = "keep"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -209,6 +245,13 @@ class Rules:
     def differing(self, other: Rules) -> list[str]:
         """Names of the rules whose values differ between ``self`` and ``other``, in order."""
         return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+
+def watermark_lag_ms(rules: Rules, tolerance_ms: int) -> int:
+    """How far the watermark trails the clock ``c`` (ms): ``tolerance_ms``, plus 1 ms under
+    rule ``watermark_formula: bounded_out_of_orderness`` (Flink's ``maxTimestamp - d - 1``).
+    Every close point and injected watermark of the shared kinds uses this lag."""
+    return tolerance_ms + (1 if rules.watermark_formula == "bounded_out_of_orderness" else 0)
 
 
 def close_point_offset_ms(comparison: str, tolerance_ms: int) -> int:

@@ -12,6 +12,7 @@ from typing import ClassVar, Final
 
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.stages import Deduplicate, Stage, Where
 from windtunnel.oracle.model.timeparse import format_duration
 
 NOW: Final[str] = "now()"
@@ -30,6 +31,13 @@ def _non_negative(name: str, value: int, fix: str) -> None:
         raise InvalidSpec(name, value, "must be an integer number of milliseconds", fix)
     if value < 0:
         raise InvalidSpec(name, value, "must not be negative", fix)
+
+
+def _check_lateness(allowed_lateness_ms: int | None) -> None:
+    if allowed_lateness_ms is not None:
+        _non_negative(
+            "window.allowed_lateness", allowed_lateness_ms, "give 0s or a positive duration"
+        )
 
 
 def _check_on(on: str) -> None:
@@ -59,7 +67,8 @@ class FixedWindows(WindowSpec):
     hop (``every_ms``, default ``size_ms``), aligned to the Unix epoch.
     Raises InvalidSpec for a non-positive size or hop, a negative tolerance or idle
     timeout, and a hop larger than the size unless ``allow_gaps`` is set (profiles
-    that accept gapped windows set it).
+    that accept gapped windows set it). ``allowed_lateness_ms`` (Flink's
+    ``allowedLateness``; None: not given) keeps a fired window for late firings.
     """
 
     size_ms: int
@@ -68,6 +77,7 @@ class FixedWindows(WindowSpec):
     tolerance_ms: int = 0
     idle_timeout_ms: int | None = None
     allow_gaps: bool = False
+    allowed_lateness_ms: int | None = None
 
     kind: ClassVar[str] = "fixed"
 
@@ -85,6 +95,7 @@ class FixedWindows(WindowSpec):
         _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
             _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_lateness(self.allowed_lateness_ms)
         _check_on(self.on)
 
     @property
@@ -99,6 +110,49 @@ class FixedWindows(WindowSpec):
         first = t_ms - self.size_ms + 1
         first += (-first) % hop
         return range(first, last + 1, hop)
+
+    def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
+        """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by start."""
+        size = self.size_ms
+        return [(start, start + size) for start in self.starts_containing(t_ms)]
+
+
+@dataclass(frozen=True, slots=True)
+class CumulateWindows(WindowSpec):
+    """Cumulating windows (Flink SQL's ``CUMULATE``): each epoch-aligned cycle
+    ``[c, c + size_ms)`` holds the windows ``[c, c + step_ms)``, ``[c, c + 2 * step_ms)``,
+    ..., ``[c, c + size_ms)`` (one start, ends a step apart; half-open). An event at ``t``
+    is in every window of its cycle that ends after ``t``. Raises InvalidSpec for a
+    non-positive step or size, a size that is not a whole multiple of the step, or a
+    negative tolerance.
+    """
+
+    step_ms: int
+    size_ms: int
+    on: str = "ts"
+    tolerance_ms: int = 0
+
+    kind: ClassVar[str] = "cumulate"
+
+    def __post_init__(self) -> None:
+        _positive("window.step", self.step_ms, "give a duration greater than 0, such as 1h")
+        _positive("window.size", self.size_ms, "give a duration greater than 0, such as 1d")
+        if self.size_ms % self.step_ms:
+            raise InvalidSpec(
+                "window.size",
+                format_duration(self.size_ms),
+                f"must be a whole multiple of window.step={format_duration(self.step_ms)}",
+                "make size step times the number of windows per cycle",
+            )
+        _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
+        _check_on(self.on)
+
+    def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
+        """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by end."""
+        step = self.step_ms
+        start = t_ms - t_ms % self.size_ms  # Python's % floors: negative times too
+        first_end = t_ms - t_ms % step + step
+        return [(start, end) for end in range(first_end, start + self.size_ms + 1, step)]
 
 
 _CALL: Final = re.compile(r"^\s*([a-z_]+)\s*\(\s*([A-Za-z_][\w.]*)?\s*\)\s*$")
@@ -176,24 +230,34 @@ every window after every micro-batch."""
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A windowed query: window kind, keys, and aggregation.
+    """A windowed query: stages before the window, window kind, keys, and aggregation.
 
     ``aggregate`` None means pass-through: each delivered event is emitted as it
     arrives. ``aggregate_by`` splits each window's rows by those fields (TQL's
-    ``summarize severity, events=count()``). ``output_mode`` is one of
-    :data:`OUTPUT_MODES` (only the ``spark`` profile has modes other than ``append``).
+    ``summarize severity, events=count()``). ``stages`` (``Where``, ``Deduplicate``) run
+    in order on each event before the window (:mod:`windtunnel.oracle.model.stages`).
+    ``output_mode`` is one of :data:`OUTPUT_MODES` (only the ``spark`` profile has modes
+    other than ``append``).
     """
 
     window: WindowSpec
     group_by: tuple[str, ...] = ()
     aggregate: tuple[Aggregation, ...] | None = None
     aggregate_by: tuple[str, ...] = field(default=())
+    stages: tuple[Stage, ...] = ()
     output_mode: str = "append"
 
     def __post_init__(self) -> None:
         if self.output_mode not in OUTPUT_MODES:
             raise InvalidSpec("output_mode", self.output_mode, "unknown output mode",
                               f"use one of {', '.join(OUTPUT_MODES)}")
+        if not isinstance(self.stages, tuple) or not all(
+            isinstance(s, Where | Deduplicate) for s in self.stages
+        ):
+            raise InvalidSpec(
+                "stages", self.stages, "must be a tuple of Where and Deduplicate stages",
+                "give stages=(Where(parse_condition('x > 0', 'where')),)",
+            )
         for name, paths in (("group_by", self.group_by), ("aggregate_by", self.aggregate_by)):
             if not isinstance(paths, tuple) or not all(isinstance(p, str) and p for p in paths):
                 raise InvalidSpec(
@@ -232,8 +296,8 @@ class SessionWindows(WindowSpec):
     ``max_duration_ms`` caps a session measured from its first event: events join only
     while ``last - first < max_duration_ms``; ``max_events`` caps its event count: the
     event that reaches the cap joins and closes it. ``tolerance_ms`` delays finalizing;
-    ``idle_timeout_ms`` force-closes after that much wall time without a new event.
-    Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
+    ``idle_timeout_ms`` force-closes after that much wall time without a new event;
+    ``allowed_lateness_ms`` (Flink) keeps a fired session for late firings. Reported bounds follow rule ``session_ends``. Raises InvalidSpec for a non-positive
     gap or cap, or a negative tolerance.
     """
 
@@ -243,6 +307,7 @@ class SessionWindows(WindowSpec):
     max_events: int | None = None
     tolerance_ms: int = 0
     idle_timeout_ms: int | None = None
+    allowed_lateness_ms: int | None = None
 
     kind: ClassVar[str] = "session"
 
@@ -255,6 +320,7 @@ class SessionWindows(WindowSpec):
         _non_negative("window.tolerance", self.tolerance_ms, "give 0s or a positive duration")
         if self.idle_timeout_ms is not None:
             _positive("window.idle_timeout", self.idle_timeout_ms, "give a positive duration")
+        _check_lateness(self.allowed_lateness_ms)
         _check_on(self.on)
 
 

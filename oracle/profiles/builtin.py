@@ -9,13 +9,16 @@ from __future__ import annotations
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.profiles.registry import (
     ARTICLE,
+    FLINK_MEASURED,
     FLINK_SOURCE,
+    FLINK_WATERMARKS,
     SPARK,
     TENZIR_PAGE,
     TENZIR_TESTS,
     Profile,
     register,
 )
+from windtunnel.oracle.profiles.stage_sources import stage_sources
 
 
 def _other_engines(engine: str) -> dict[str, str]:
@@ -77,15 +80,21 @@ TENZIR = Profile(
         "events 0, 3000, 4000 give the sessions [0, 0] and [3000, 4000]",
         "trailing_late": "Tenzir 6.20.0, measured (docs/semantics.md T3): size=10s, "
         "trailing=true, events 12241, 8934 drop 8934 as late",
+        "watermark_formula": f'{TENZIR_PAGE}: "A window closes once the clock reaches its end '
+        'plus tolerance." (the watermark is the clock minus tolerance)',
+        "no_window_late": f'{TENZIR_PAGE}: "`every` must not be greater than `size`." (no '
+        "gaps; kept default)",
         **_other_engines("Tenzir"),
+        **stage_sources("tenzir"),
     },
     kinds=("fixed", "session", "count", "trailing"),
 )
 
 FLINK = Profile(
     name="flink",
-    summary="Apache Flink event-time windows with a per-event watermark (max event time - "
-    "tolerance) shared by the stream; windows fire at end - 1 ms; sessions merge.",
+    summary="Apache Flink event-time windows: forBoundedOutOfOrderness(tolerance) as a per-event "
+    "watermark (max event time - tolerance - 1 ms) shared by the stream; windows fire at end - 1 "
+    "ms; sessions merge; allowed_lateness gives late firings.",
     rules=Rules(
         close_at="max_timestamp",
         late_test="window",
@@ -98,8 +107,18 @@ FLINK = Profile(
         closed_session="new_session",
         session_ends="gap",
         every_greater_than_size="accept",
+        watermark_formula="bounded_out_of_orderness",
+        no_window_late="late",
+        where_null_equals="unknown",
+        filtered_clock="moves",
+        duplicate_clock="moves",
     ),
     sources={
+        "watermark_formula": f'{FLINK_WATERMARKS}: "output.emitWatermark(new Watermark('
+        'maxTimestamp - outOfOrdernessMillis - 1));"',
+        "no_window_late": f"{FLINK_SOURCE}: \"if (isSkippedElement && isElementLate(element))\" "
+        "sends an element no window took to the late side output; an element in no window is "
+        f"skipped too ({FLINK_MEASURED})",
         "close_at": f'{FLINK_SOURCE}: "A window fires when the watermark reaches end - 1 ms (its '
         'max timestamp)."',
         "late_test": f'{FLINK_SOURCE}: "late sliding elements go to their still-open windows"',
@@ -138,13 +157,15 @@ FLINK = Profile(
         "merge: EventTimeSessionWindows is a MergingWindowAssigner)",
         "trailing_late": "not applicable (Flink has no trailing windows)",
         **_other_engines("Flink"),
+        **stage_sources("flink"),
     },
-    kinds=("fixed", "session"),
+    kinds=("fixed", "session", "cumulate"),
     unsupported={
         "idle_timeout": "Flink windows close only by the watermark",
         "max_duration": "Flink's session windows have no cap",
         "max_events": "Flink's session windows have no cap",
     },
+    options=("allowed_lateness",),
 )
 
 SPARK_PROFILE = Profile(
@@ -164,6 +185,11 @@ SPARK_PROFILE = Profile(
         session_late="own",
         closed_session="new_session",
         session_ends="gap",
+        where_null_equals="unknown",
+        filtered_clock="pushdown",
+        duplicate_clock="moves",
+        dedup_expiry="watermark",
+        dedup_late="drop",
     ),
     sources={
         "close_at": f'{SPARK}: "Append mode emits (and update mode evicts) a window in batch N iff '
@@ -196,7 +222,12 @@ SPARK_PROFILE = Profile(
         "session_cap": "not applicable (Spark sessions have no caps)",
         "session_order": f'{SPARK}: "a late row can merge backwards into an open session"',
         "trailing_late": "not applicable (Spark has no trailing windows)",
+        "watermark_formula": f'{SPARK}: "wm_N = max(wm_{{N-1}}, max_event_time(batches '
+        '0..N-1) - delay)"',
+        "no_window_late": "window() requires slideDuration <= windowDuration (no gaps; kept "
+        "default)",
         **_other_engines("Spark"),
+        **stage_sources("spark"),
     },
     kinds=("fixed", "session"),
     unsupported={

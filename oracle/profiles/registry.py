@@ -24,6 +24,11 @@ FLINK_SOURCE = (
     "https://github.com/apache/flink/blob/master/flink-runtime/src/main/java/org/apache/flink/"
     "streaming/runtime/operators/windowing/WindowOperator.java"
 )
+FLINK_WATERMARKS = (
+    "https://github.com/apache/flink/blob/master/flink-core/src/main/java/org/apache/flink/api/"
+    "common/eventtime/BoundedOutOfOrdernessWatermarks.java"
+)
+FLINK_MEASURED = "Flink 2.3.0, measured (docs/engines.md, Flink; windtunnel check --target flink)"
 EKUIPER_SOURCE = "https://github.com/lf-edge/ekuiper/tree/master/internal/topo/node"
 PROTON_TESTS = "https://github.com/timeplus-io/proton (tests/stream/test_stream_smoke)"
 SPARK = "measured with PySpark 4.3.0 (docs/semantics.md, Spark)"
@@ -37,8 +42,10 @@ class Profile:
     kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
     window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
     aggregate) or ``ungrouped_session`` or ``session_update`` (sessions in output mode
-    ``update``) to why the engine cannot express it; ``output_modes`` lists the query output
-    modes it models (``append``: each window emitted once).
+    ``update``) or a stage before the window (``where``, ``deduplicate``) to why the engine
+    cannot express it; ``options`` lists the opt-in window options (:data:`OPT_IN_OPTIONS`)
+    the profile accepts; ``output_modes`` lists the query output modes it models
+    (``append``: each window emitted once).
     """
 
     name: str
@@ -47,6 +54,7 @@ class Profile:
     sources: Mapping[str, str] = field(default_factory=dict)
     kinds: tuple[str, ...] = ()
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
     output_modes: tuple[str, ...] = ("append",)
 
     def __post_init__(self) -> None:
@@ -61,6 +69,10 @@ class Profile:
         return self.sources.get(rule, "")
 
 
+OPT_IN_OPTIONS: tuple[str, ...] = ("allowed_lateness",)
+"""Window options only the profiles naming them in ``Profile.options`` accept (Flink's)."""
+
+
 def check_supported(profile: Profile, query: Any) -> None:
     """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
     window = query.window
@@ -72,12 +84,22 @@ def check_supported(profile: Profile, query: Any) -> None:
             f"not modelled for profile {profile.name} (output modes are Spark's)",
             "remove output_mode, or use profile: spark",
         )
+    for option in OPT_IN_OPTIONS:
+        given = getattr(window, f"{option}_ms", None)
+        if given is not None and option not in profile.options:
+            takers = ", ".join(p.name for p in PROFILES.values() if option in p.options)
+            raise InvalidSpec(
+                f"window.{option}", given, f"not supported by profile {profile.name}",
+                f"remove {option} or use profile {takers or 'flink'}",
+            )
     if profile.kinds and kind not in profile.kinds:
+        takers = ", ".join(p.name for p in PROFILES.values() if kind in p.kinds)
         raise InvalidSpec(
             "window.kind",
             kind,
             f"not supported by profile {profile.name}",
-            f"use one of {', '.join(profile.kinds)} or another profile",
+            f"use one of {', '.join(profile.kinds)}, or profile {takers} for {kind}"
+            if takers else f"use one of {', '.join(profile.kinds)} or another profile",
         )
     for option, why in profile.unsupported.items():
         value: Any
@@ -90,6 +112,11 @@ def check_supported(profile: Profile, query: Any) -> None:
         elif option == "session_update":
             used = kind == "session" and mode == "update"
             where, value, fix = "output_mode", mode, "use output_mode: append or complete"
+        elif option in ("where", "deduplicate"):  # stages before the window
+            found = [s for s in getattr(query, "stages", ()) if s.kind == option]
+            used = bool(found)
+            value = str(found[0]) if found else None
+            where, fix = option, f"remove {option}: or use another profile"
         else:
             value = getattr(window, f"{option}_ms", getattr(window, option, None))
             used = value is not None and (option != "tolerance" or value != 0)

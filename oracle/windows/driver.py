@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from windtunnel.oracle.model.errors import InvalidStream
+from windtunnel.oracle.model.errors import InvalidSpec, InvalidStream
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Drop, Output
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import NOW, Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
+from windtunnel.oracle.windows.stages import StageRunner
 from windtunnel.oracle.windows.trace import ClockView, Trace
 
 
@@ -43,6 +44,18 @@ class Operator:
 
     def on_unusable(self, group: Group, event: Event, ctx: Context, out: list[Output]) -> None:
         """An event of ``group`` dropped for its time (only some rules care)."""
+
+    def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        """An event of ``group`` at ``t_ms`` that a stage before the window removed, whose
+        time still moves the event-time clock (rules ``filtered_clock``,
+        ``duplicate_clock``: docs/semantics.md, D3). Kinds without such a clock keep this
+        default, which refuses."""
+        raise InvalidSpec(
+            f"rules.{'duplicate_clock' if ctx.rules.duplicate_clock == 'moves' else 'filtered_clock'}",
+            "moves", f"{type(self).__name__} under profile {ctx.profile} has no event-time clock a "
+            "removed event could move", "set rules: {filtered_clock: ignored, duplicate_clock: "
+            "ignored}, or use fixed or session windows",
+        )
 
     def on_wall(self, ctx: Context, out: list[Output]) -> None:
         """The wall clock moved to ``ctx.wall_ms``."""
@@ -115,6 +128,12 @@ class Driver:
         self._time_of = getter(on) if assigner is None else assigner
         self._time_label = on if assigner is None else "time_assigner"
         self._key_getters = [getter(p) for p in query.group_by]
+        # stages before the window (docs/semantics.md, D1-D4); None without any
+        self._stages = StageRunner(query, rules, time_unit_ms) if query.stages else None
+        if self._stages is not None and self._stages.moves_clock() and (
+            type(self.operator).on_clock_only is Operator.on_clock_only
+        ):
+            self.operator.on_clock_only(Group(0, None), 0, self.ctx, [])  # raises InvalidSpec
 
     def run(self, items: Iterable[Item]) -> Iterator[Output]:
         """Outputs of ``items`` in order (validated by :func:`checked`; ``End`` implied)."""
@@ -133,19 +152,26 @@ class Driver:
         """
         operator = self.operator
         ctx = self.ctx
+        stages = self._stages
         if isinstance(item, Event):
             self._event(item, out)
             operator.on_batch_end(ctx, out)
+            if stages is not None:
+                stages.on_batch_end()
         elif isinstance(item, Batch):
             for event in item.events:
                 self._event(event, out)
             operator.on_batch_end(ctx, out)
+            if stages is not None:
+                stages.on_batch_end()
         elif isinstance(item, Advance):
             if item.to_ms > ctx.wall_ms:
                 ctx.wall_ms = item.to_ms
                 operator.on_wall(ctx, out)
         elif isinstance(item, Watermark):
             operator.on_watermark(item.to_ms, ctx, out)
+            if stages is not None:
+                stages.on_watermark(item.to_ms)
         elif isinstance(item, End):
             operator.on_end(ctx, out)
 
@@ -155,6 +181,8 @@ class Driver:
             ctx.wall_ms = event.at_ms
             self.operator.on_wall(ctx, out)
         payload = event.payload
+        if self._stages is not None and self._removed(event, out):
+            return
         group = self._group(payload)
         ctx.after_seq = event.seq
         if self._by_wall:
@@ -175,6 +203,21 @@ class Driver:
             self.operator.on_unusable(group, event, ctx, out)
             return
         self.operator.on_event(group, event, t_ms, ctx, out)
+
+    def _removed(self, event: Event, out: list[Output]) -> bool:
+        """Whether a stage before the window removed ``event`` (its drop appended; its time
+        moved the clock where the rules say so)."""
+        ctx = self.ctx
+        assert self._stages is not None
+        key = group_value(tuple(g(event.payload) for g in self._key_getters))
+        removal = self._stages.check(event, ctx.wall_ms, key)
+        if removal is None:
+            return False
+        ctx.after_seq = event.seq
+        out.append(removal.drop)
+        if removal.clock_ms is not None:
+            self.operator.on_clock_only(self._group(event.payload), removal.clock_ms, ctx, out)
+        return True
 
     def _group(self, payload: Mapping[str, Any]) -> Group:
         values = tuple(g(payload) for g in self._key_getters)

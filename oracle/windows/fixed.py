@@ -1,7 +1,10 @@
-"""Fixed (tumbling and hopping) event-time windows, as Tenzir's ``window`` documents them.
+"""Fixed (tumbling and hopping) event-time windows, as Tenzir's ``window`` documents them,
+and Flink SQL's cumulating windows (the same rules over another window layout).
 
-Windows are half-open ``[start_ms, end_ms)`` aligned to the Unix epoch. Each rule
-below is cited in docs/semantics.md under the heading in its comment.
+Windows are half-open ``[start_ms, end_ms)`` aligned to the Unix epoch; the spec says
+which windows contain an event time (``bounds_containing``), and an open window is known
+by its end (unique per group for both layouts). Each rule below is cited in
+docs/semantics.md under the heading in its comment.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from typing import Any
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import Rules
-from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
+from windtunnel.oracle.model.rules import Rules, watermark_lag_ms
+from windtunnel.oracle.model.spec import NOW, CumulateWindows, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.trace import ClockView, keyed_view, stream_view
@@ -24,7 +27,9 @@ from windtunnel.oracle.windows.watermark import inject
 class Window:
     """One open window of one group."""
 
-    __slots__ = ("closed", "end_ms", "group", "last_wall_ms", "opened", "start_ms", "state")
+    __slots__ = (
+        "closed", "end_ms", "fired", "group", "last_wall_ms", "opened", "start_ms", "state"
+    )
 
     def __init__(
         self, group: Group, start_ms: int, end_ms: int, state: Any, wall_ms: int, opened: int
@@ -36,6 +41,7 @@ class Window:
         self.last_wall_ms = wall_ms
         self.opened = opened
         self.closed = False
+        self.fired = False  # fired and kept for late firings (allowed_lateness)
 
 
 class Clock:
@@ -60,7 +66,8 @@ class Clock:
 
 
 class KeyState:
-    """Per-group state: open windows by start, windows idle_timeout closed, the clock."""
+    """Per-group state: open windows by end, windows idle_timeout closed (their ends),
+    the clock."""
 
     __slots__ = ("clock", "idle_closed", "windows")
 
@@ -71,27 +78,30 @@ class KeyState:
 
 
 class FixedOperator(Operator):
-    """Tenzir's fixed-window semantics, parameterised by :class:`Rules`."""
+    """Tenzir's fixed-window semantics, parameterised by :class:`Rules`; also runs
+    cumulating windows (:class:`CumulateWindows`, profile flink)."""
 
     def __init__(self, query: Query, ctx: Context) -> None:
         spec = query.window
-        assert isinstance(spec, FixedWindows)
+        assert isinstance(spec, FixedWindows | CumulateWindows)
         self.spec = spec
         self.rules = ctx.rules
-        self.size_ms = spec.size_ms
-        self.hop_ms = spec.hop_ms
         self.tolerance_ms = spec.tolerance_ms
-        self.idle_ms = spec.idle_timeout_ms
+        self.idle_ms = spec.idle_timeout_ms if isinstance(spec, FixedWindows) else None
         self.passthrough = query.aggregate is None
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
         unsupported_rules(ctx.rules, "fixed", late_test=("record",), empty_windows=("emit",))
+        # rule watermark_formula: the watermark is the clock minus this lag
+        self.lag_ms = watermark_lag_ms(ctx.rules, self.tolerance_ms)
+        # Flink's allowedLateness: a fired window is kept this long for late firings
+        self.lateness_ms = (spec.allowed_lateness_ms if isinstance(spec, FixedWindows) else 0) or 0
         # rule clock_floor: Spark's watermark (clock - tolerance) starts at 0
-        self._clock_start = self.tolerance_ms if ctx.rules.clock_floor == "epoch" else None
+        self._clock_start = self.lag_ms if ctx.rules.clock_floor == "epoch" else None
         self._stream_clock = Clock(self._clock_start) if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
-        self._close_offset = close_offset_ms(ctx.rules.close_at, self.tolerance_ms)
+        self._close_offset = close_offset_ms(ctx.rules.close_at, self.lag_ms)
         # rule clock_moves: clocks whose batch-end update is pending, in first-touched order
         self._per_event = ctx.rules.clock_moves == "event"
         self._dirty: dict[Clock, None] = {}
@@ -111,53 +121,56 @@ class FixedOperator(Operator):
     ) -> None:
         key = self._state(group)
         clock = key.clock
-        size = self.size_ms
         close_offset = self._close_offset
         now = clock.late_ms
         # rule: late events, per target window ("delivered to whichever of its target windows are open")
         delivered = 0
-        missed: list[int] = []
-        starts = self.spec.starts_containing(t_ms)
+        missed: list[tuple[int, int]] = []
+        bounds = self.spec.bounds_containing(t_ms)
         if self._from_zero:  # rule alignment: epoch_from_zero (the article's sliding code)
-            first = starts.start + max(0, -(starts.start // starts.step)) * starts.step
-            starts = range(first, starts.stop, starts.step)
-        if not starts:  # before 0 (epoch_from_zero) or between gapped windows (every > size)
-            out.append(
-                Drop(
-                    event.seq,
-                    "no_window",
-                    (),
-                    f"event time {t_ms} is in no window: before 0 under alignment: "
-                    "epoch_from_zero, or between windows when every > size",
-                    group.value,
-                )
-            )
-            return
-        for start in starts:
-            if now is not None and start + size + close_offset <= now:
-                missed.append(start)
+            bounds = [b for b in bounds if b[0] >= 0]
+        if not bounds:  # before 0 (epoch_from_zero) or between gapped windows (every > size)
+            out.append(self._no_window_drop(event, t_ms, now, group.value))
+        # rule: a window is late once the clock reached its close point (+ allowed lateness)
+        reach = close_offset + self.lateness_ms
+        for start, end in bounds:
+            if now is not None and end + reach <= now:
+                missed.append((start, end))
                 continue
-            window = key.windows.get(start)
+            window = key.windows.get(end)
             if window is None:
-                if start in key.idle_closed:  # rule idle_closed_window
+                if end in key.idle_closed:  # rule idle_closed_window
                     if self.rules.idle_closed_window == "late":
-                        missed.append(start)
+                        missed.append((start, end))
                         continue
-                    key.idle_closed.discard(start)
-                window = self._open(group, key, start, ctx)
+                    key.idle_closed.discard(end)
+                window = self._open(group, key, start, end, ctx)
             self._deliver(window, event, ctx, out)
+            if window.fired:  # Flink: an element in a fired window within lateness fires it
+                self._emit(window, "late_firing", ctx, out, partial=False)
+            elif now is not None and end + close_offset <= now:
+                # first reached after its close point (within allowed_lateness): fires at once
+                self._fire(window, "late_firing", ctx, out)
             delivered += 1
         if self.rules.idle_timer_reset == "any_event":
             for window in key.windows.values():
                 window.last_wall_ms = ctx.wall_ms
-        if delivered == 0:
+        if delivered == 0 and bounds:
             out.append(self._late_drop(event, t_ms, missed, key, group.value))
-        # rule: the clock is the largest timestamp seen so far
+        self._observe(clock, t_ms, ctx, out)
+
+    def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        """D3: an event removed before the window moves the clock as a delivered one does."""
+        self._observe(self._stream_clock or self._state(group).clock, t_ms, ctx, out)
+
+    def _observe(self, clock: Clock, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        # rule: the clock is the largest timestamp seen so far (events in no window too)
         if not self._per_event:  # rule clock_moves: batch, batch_inclusive
             if clock.seen_ms is None or t_ms > clock.seen_ms:
                 clock.seen_ms = t_ms
                 self._dirty[clock] = None
             return
+        now = clock.late_ms
         if now is None or t_ms > now:
             clock.now_ms = clock.late_ms = clock.seen_ms = t_ms
             self._close(self._due([clock]), "close", ctx, out)
@@ -183,11 +196,11 @@ class FixedOperator(Operator):
         self._close(due, "close", ctx, out)
 
     def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
-        """Rule W1: the clock moves to watermark + tolerance: the stream's clock, or every
-        key's clock, keys first seen later starting there."""
+        """Rule W1: the clock moves to watermark + lag (rule watermark_formula): the stream's
+        clock, or every key's clock, keys first seen later starting there."""
         if self.spec.on == NOW:
             raise watermark_rejected(ctx.profile, to_ms, PROCESSING_TIME)
-        clock_ms = to_ms + self.tolerance_ms
+        clock_ms = to_ms + self.lag_ms
         if self._stream_clock is not None:
             clocks = [self._stream_clock]
         else:
@@ -205,18 +218,16 @@ class FixedOperator(Operator):
     def clock_view(self, ctx: Context) -> ClockView:
         """The stream's clock, or each key's (``now_ms``: the clock that closes windows)."""
         if self._stream_clock is not None:
-            return stream_view(self._stream_clock.now_ms, self.tolerance_ms)
+            return stream_view(self._stream_clock.now_ms, self.lag_ms)
         return keyed_view(
             ((g.value, g.state.clock.now_ms) for g in ctx.groups.values() if g.state is not None),
-            self.tolerance_ms,
+            self.lag_ms,
         )
 
-    def _open(self, group: Group, key: KeyState, start: int, ctx: Context) -> Window:
+    def _open(self, group: Group, key: KeyState, start: int, end: int, ctx: Context) -> Window:
         state = None if self.aggregator is None else self.aggregator.new()
-        window = Window(
-            group, start, start + self.size_ms, state, ctx.wall_ms, next(self._tiebreak)
-        )
-        key.windows[start] = window
+        window = Window(group, start, end, state, ctx.wall_ms, next(self._tiebreak))
+        key.windows[end] = window
         heapq.heappush(
             key.clock.pending,
             (window.end_ms + self._close_offset, start, group.index, window.opened, window),
@@ -249,12 +260,37 @@ class FixedOperator(Operator):
         )
 
     def _late_drop(
-        self, event: Event, t_ms: int, missed: list[int], key: KeyState, group: Any
+        self, event: Event, t_ms: int, missed: list[tuple[int, int]], key: KeyState, group: Any
     ) -> Drop:
-        return late_drop(
-            event.seq, t_ms, missed, self.size_ms, self._close_offset, key.clock.now_ms,
-            idle_closed=missed[0] in key.idle_closed, group=group,
+        return late_drop_windows(
+            event.seq, t_ms, missed, self._close_offset + self.lateness_ms, key.clock.now_ms,
+            idle_closed=missed[0][1] in key.idle_closed, group=group,
         )
+
+    def _no_window_drop(self, event: Event, t_ms: int, now: int | None, group: Any) -> Drop:
+        """An event in no window: between gapped windows, or before 0 (epoch_from_zero);
+        ``late`` instead under rule no_window_late when it is behind the watermark."""
+        if (
+            self.rules.no_window_late == "late"
+            and now is not None
+            and t_ms + self.lateness_ms <= now - self.lag_ms
+        ):
+            return Drop(
+                event.seq, "late", (),
+                f"event time {t_ms} is in no window and behind the watermark "
+                f"{now - self.lag_ms} (rule no_window_late: late)", group,
+            )
+        if self._from_zero and self.spec.bounds_containing(t_ms):
+            why = "windows start at 0 (rule alignment: epoch_from_zero)"
+        else:
+            assert isinstance(self.spec, FixedWindows)  # cumulating windows have no gaps
+            hop, size = self.spec.hop_ms, self.spec.size_ms
+            below = t_ms - t_ms % hop
+            why = (
+                f"it falls between the windows [{below}, {below + size}) and "
+                f"[{below + hop}, {below + hop + size}) (every {hop} > size {size})"
+            )
+        return Drop(event.seq, "no_window", (), f"event time {t_ms} is in no window: {why}", group)
 
     # --- rule: closing ("once the clock reaches its end plus tolerance")
     def _due(self, clocks: list[Clock]) -> list[Window]:
@@ -268,7 +304,7 @@ class FixedOperator(Operator):
             while pending and pending[0][0] <= now:
                 window = heapq.heappop(pending)[4]
                 if window.closed:
-                    window.group.state.idle_closed.discard(window.start_ms)
+                    window.group.state.idle_closed.discard(window.end_ms)
                     continue
                 due.append(window)
         if self.rules.close_order == "opened":
@@ -279,16 +315,42 @@ class FixedOperator(Operator):
 
     def _close(self, due: list[Window], reason: str, ctx: Context, out: list[Output]) -> None:
         for window in due:
-            self._close_one(window, reason, ctx, out, partial=False)
+            if window.fired:  # Flink's cleanup timer: allowed lateness is over, no output
+                clock = window.group.state.clock
+                point = window.end_ms + self._close_offset + self.lateness_ms
+                if not window.closed and clock.now_ms >= point:
+                    window.closed = True
+                    del window.group.state.windows[window.end_ms]
+                # else: the close point of a window an element fired first; cleanup later
+            elif self.lateness_ms and reason == "close":
+                self._fire(window, reason, ctx, out)
+            else:
+                self._close_one(window, reason, ctx, out, partial=False)
+
+    def _fire(self, window: Window, reason: str, ctx: Context, out: list[Output]) -> None:
+        """Emit a window and keep it until its allowed lateness is over (cleanup)."""
+        window.fired = True
+        self._emit(window, reason, ctx, out, partial=False)
+        point = window.end_ms + self._close_offset + self.lateness_ms
+        heapq.heappush(
+            window.group.state.clock.pending,
+            (point, window.start_ms, window.group.index, window.opened, window),
+        )
 
     def _close_one(
         self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
     ) -> None:
         window.closed = True
         key: KeyState = window.group.state
-        del key.windows[window.start_ms]
+        del key.windows[window.end_ms]
         if ctx.trace is not None:
             ctx.trace.closed(window.group.value, WindowRef(window.start_ms, window.end_ms), reason)
+        self._emit(window, reason, ctx, out, partial)
+
+    def _emit(
+        self, window: Window, reason: str, ctx: Context, out: list[Output], partial: bool
+    ) -> None:
+        """The window's rows as emissions (none for pass-through windows)."""
         if self.aggregator is None:
             return
         for row in self.aggregator.rows(window.state, window.start_ms, window.end_ms):
@@ -325,7 +387,7 @@ class FixedOperator(Operator):
         if self.rules.close_order == "opened":
             due.sort(key=lambda w: w.opened)
         for window in due:
-            window.group.state.idle_closed.add(window.start_ms)
+            window.group.state.idle_closed.add(window.end_ms)
             self._close_one(window, "idle_timeout", ctx, out, partial=True)
 
     # --- rule: end of input ("When the input ends, all open windows are closed")
@@ -339,8 +401,9 @@ class FixedOperator(Operator):
             self._close(self._due(clocks), "close", ctx, out)
         if self.rules.end_of_input == "discard":
             return
-        remaining = [
-            w for g in ctx.groups.values() if g.state is not None for w in g.state.windows.values()
+        remaining = [  # windows kept after firing (allowed_lateness) fired already
+            w for g in ctx.groups.values() if g.state is not None
+            for w in g.state.windows.values() if not w.fired
         ]
         if self.rules.close_order == "opened":
             remaining.sort(key=lambda w: w.opened)
@@ -367,18 +430,35 @@ def late_drop(
     group: Any = None,
 ) -> Drop:
     """The ``late`` drop of an event at ``t_ms`` (of ``group``) whose target windows
-    (starts ``missed``) closed."""
-    refs = tuple(WindowRef(s, s + size_ms) for s in missed)
-    first = missed[0]
+    (starts ``missed``, each ``size_ms`` long) closed."""
+    bounds = [(s, s + size_ms) for s in missed]
+    return late_drop_windows(
+        seq, t_ms, bounds, close_offset_ms, clock_ms, idle_closed=idle_closed, group=group
+    )
+
+
+def late_drop_windows(
+    seq: int,
+    t_ms: int,
+    missed: list[tuple[int, int]],
+    close_offset_ms: int,
+    clock_ms: int | None,
+    *,
+    idle_closed: bool = False,
+    group: Any = None,
+) -> Drop:
+    """The ``late`` drop of an event at ``t_ms`` (of ``group``) whose target windows
+    ``missed`` (``(start_ms, end_ms)``) closed, the first at its end + ``close_offset_ms``."""
+    start, end = missed[0]
     how = (
         "idle_timeout force-closed it"
         if idle_closed
-        else f"it closed when the clock reached {first + size_ms + close_offset_ms}"
+        else f"it closed when the clock reached {end + close_offset_ms}"
     )
     span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
     return Drop(
-        seq, "late", refs,
-        f"event time {t_ms} is late for {span} (first [{first}, {first + size_ms})): "
+        seq, "late", tuple(WindowRef(s, e) for s, e in missed),
+        f"event time {t_ms} is late for {span} (first [{start}, {end})): "
         f"{how}; the clock is at {clock_ms}",
         group,
     )

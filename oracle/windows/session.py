@@ -21,7 +21,7 @@ from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import close_point_offset_ms
+from windtunnel.oracle.model.rules import close_point_offset_ms, watermark_lag_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
@@ -37,6 +37,7 @@ class Session:
         "close_ms",
         "closed",
         "events",
+        "fired",
         "first_ms",
         "group",
         "last_ms",
@@ -53,6 +54,7 @@ class Session:
         self.opened = opened
         self.close_ms = 0
         self.closed = False
+        self.fired = False  # fired and kept for late firings (allowed_lateness)
 
 
 class SessionKey:
@@ -79,6 +81,10 @@ class SessionOperator(Operator):
         self.rules = rules
         self.gap_ms = spec.gap_ms
         self.tolerance_ms = spec.tolerance_ms
+        # rule watermark_formula: the watermark is the clock minus this lag
+        self.lag_ms = watermark_lag_ms(rules, spec.tolerance_ms)
+        # Flink's allowedLateness: a fired session is kept this long for late firings
+        self.lateness_ms = spec.allowed_lateness_ms or 0
         self.max_duration_ms = spec.max_duration_ms
         # rule session_cap: the span may reach the cap (passes) or must stay under it (reaches)
         self._cap_slack_ms = 1 if rules.session_cap == "passes" else 0
@@ -86,11 +92,11 @@ class SessionOperator(Operator):
         self.idle_ms = spec.idle_timeout_ms
         self.inclusive = rules.session_gap == "inclusive"
         # a session is final when clock >= last + gap + offset (rule session_close_at)
-        self._gap_offset = close_point_offset_ms(rules.session_close_at, spec.tolerance_ms)
+        self._gap_offset = close_point_offset_ms(rules.session_close_at, self.lag_ms)
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
-        self.clocks = Clocks(rules, spec.tolerance_ms)
+        self.clocks = Clocks(rules, self.lag_ms)
         self._idle: list[tuple[int, int, Session]] = []
         self._tiebreak = count()
 
@@ -105,7 +111,7 @@ class SessionOperator(Operator):
         """The smallest clock value at which a session spanning first..last is final."""
         point = last_ms + self.gap_ms + self._gap_offset
         if self.max_duration_ms is not None:
-            cap_point = first_ms + self.max_duration_ms + self.tolerance_ms + self._cap_slack_ms
+            cap_point = first_ms + self.max_duration_ms + self.lag_ms + self._cap_slack_ms
             point = min(point, cap_point)
         return point
 
@@ -158,6 +164,12 @@ class SessionOperator(Operator):
         if self.clocks.observe(clock, t_ms):
             self._close(self._due([clock]), "close", ctx, out)
 
+    def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
+        """D3: an event removed before the window moves the clock as a delivered one does."""
+        clock = self._key(group).clock
+        if self.clocks.observe(clock, t_ms):
+            self._close(self._due([clock]), "close", ctx, out)
+
     def _late(
         self, key: SessionKey, joined: list[Session], t_ms: int, seq: int, group: Any
     ) -> Drop | None:
@@ -169,7 +181,7 @@ class SessionOperator(Operator):
             if self.rules.session_late == "merged":
                 first = min([t_ms, *(s.first_ms for s in joined)])
                 last = max([t_ms, *(s.last_ms for s in joined)])
-            point = self.close_point(first, last)
+            point = self.close_point(first, last) + self.lateness_ms
             if late_ms >= point:
                 return Drop(
                     seq,
@@ -227,6 +239,14 @@ class SessionOperator(Operator):
             self._close_one(session, "close", ctx, out, partial=False, remember=False)
             return
         session.close_ms = self.close_point(session.first_ms, session.last_ms)
+        session.fired = False
+        late_ms = key.clock.late_ms
+        if late_ms is not None and late_ms >= session.close_ms:
+            # only within allowed_lateness (else the event was late): Flink's trigger fires the
+            # session at once with all its events, and keeps it until the lateness is over
+            session.fired = True
+            self._emit(session, "late_firing", ctx, out, partial=False)
+            session.close_ms += self.lateness_ms
         heapq.heappush(
             key.clock.pending,
             (session.close_ms, session.first_ms, group.index, session.opened, session),
@@ -257,7 +277,21 @@ class SessionOperator(Operator):
 
     def _close(self, due: list[Session], reason: str, ctx: Context, out: list[Output]) -> None:
         for session in due:
-            if not session.closed:  # a session can sit in the heap twice with one close point
+            if session.closed:  # a session can sit in the heap twice with one close point
+                continue
+            if session.fired:  # Flink's cleanup timer: allowed lateness is over, no output
+                if session.group.state.clock.now_ms >= session.close_ms:
+                    self._retire(session, "close", remember=True)
+            elif self.lateness_ms and reason == "close":  # fire, keep for late firings
+                session.fired = True
+                self._emit(session, reason, ctx, out, partial=False)
+                session.close_ms += self.lateness_ms
+                heapq.heappush(
+                    session.group.state.clock.pending,
+                    (session.close_ms, session.first_ms, session.group.index, session.opened,
+                     session),
+                )
+            else:
                 self._close_one(session, reason, ctx, out, partial=reason != "close", remember=True)
 
     def _close_one(
@@ -270,6 +304,11 @@ class SessionOperator(Operator):
         partial: bool,
         remember: bool,
     ) -> None:
+        self._retire(session, reason, remember=remember)
+        self._emit(session, reason, ctx, out, partial)
+
+    def _retire(self, session: Session, reason: str, *, remember: bool) -> None:
+        """Remove a closed session; remember its span when touching it later is late."""
         session.closed = True
         key: SessionKey = session.group.state
         key.open.remove(session)
@@ -278,6 +317,11 @@ class SessionOperator(Operator):
         if remember and rule == "late":
             key.done.append((session.first_ms, session.last_ms, how))
             self._forget(key)
+
+    def _emit(
+        self, session: Session, reason: str, ctx: Context, out: list[Output], partial: bool
+    ) -> None:
+        """The session's rows (its events, for pass-through) as emissions."""
         window = self.window(session.first_ms, session.last_ms)
         value = session.group.value
         if ctx.trace is not None:  # a session's bounds are final only now
@@ -310,7 +354,7 @@ class SessionOperator(Operator):
         if self.spec.on == NOW:
             raise watermark_rejected(ctx.profile, to_ms, PROCESSING_TIME)
         keys = [g.state.clock for g in ctx.groups.values() if g.state is not None]
-        moved = self.clocks.inject(to_ms + self.tolerance_ms, keys)
+        moved = self.clocks.inject(to_ms + self.lag_ms, keys)
         self._close(self._due(moved), "close", ctx, out)
 
     def clock_view(self, ctx: Context) -> ClockView:
@@ -318,8 +362,8 @@ class SessionOperator(Operator):
         keys = [g for g in ctx.groups.values() if g.state is not None]
         if self.rules.clock_scope == "stream":
             stream = self.clocks.new()
-            return stream_view(stream.now_ms, self.tolerance_ms)
-        return keyed_view(((g.value, g.state.clock.now_ms) for g in keys), self.tolerance_ms)
+            return stream_view(stream.now_ms, self.lag_ms)
+        return keyed_view(((g.value, g.state.clock.now_ms) for g in keys), self.lag_ms)
 
     def on_batch_end(self, ctx: Context, out: list[Output]) -> None:
         clocks = self.clocks.batch_end()
@@ -354,8 +398,9 @@ class SessionOperator(Operator):
         clocks = self.clocks.end()
         if clocks:  # Spark's final no-data micro-batch
             self._close(self._due(clocks), "close", ctx, out)
-        remaining = [
+        remaining = [  # sessions kept after firing (allowed_lateness) fired already
             s for g in ctx.groups.values() if g.state is not None for s in g.state.open
+            if not s.fired
         ]
         if self.rules.end_of_input == "discard":
             if ctx.trace is not None:  # the sessions lost at end of input

@@ -124,7 +124,7 @@ def test_progress_bar_on_a_terminal_for_long_runs(
     out = str(tmp_path / "r.jsonl")
     status, text = run_on_a_terminal("generate", "bare", *length, "--format", "jsonl", "-o", out)
     assert status == 0, text
-    assert "bare -> jsonl  [" in text and f"65536/{total}" in text
+    assert "bare -> jsonl" in text and "━" in text  # rich's bar
     assert f"{total}/{total}" in text and "events: " in text
     if length[0] == "-n":
         quiet = run_on_a_terminal("generate", "bare", *length, "-q", "--format", "jsonl", "-o", out)

@@ -44,12 +44,17 @@ def test_spark_drops_carry_their_group_and_progress_goes_to_stderr(tmp_path: Pat
     assert any(line.startswith("spark matches the oracle") for line in lines)
 
 
-def test_no_progress_lines_unless_asked_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+def test_progress_lines_with_rate_and_eta_when_piped_unless_turned_off(tmp_path: Path) -> None:
     path = tmp_path / "grouped.yaml"
     path.write_text(GROUPED % "fixed, size: 10")
     result = CliRunner().invoke(cli, ["replay", str(path), "--engine", "spark"])
     assert result.exit_code == 0, result.output
-    assert "micro-batch" not in result.stderr and "starting Spark" not in result.stderr
+    batches = [line for line in result.stderr.splitlines() if line.startswith("micro-batch ")]
+    assert batches[0].startswith("micro-batch 1/") and "micro-batches/s, ETA " in batches[0]
+    assert "100%" in batches[-1]
+    quiet = CliRunner().invoke(cli, ["replay", str(path), "--engine", "spark", "--no-progress"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "micro-batch" not in quiet.stderr and "starting Spark" not in quiet.stderr
 
 
 def test_stock_spark_progress_counts_its_closing_micro_batch(tmp_path: Path) -> None:
@@ -59,4 +64,4 @@ def test_stock_spark_progress_counts_its_closing_micro_batch(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     batches = [line for line in result.stderr.splitlines() if line.startswith("micro-batch ")]
     total = len(batches)
-    assert batches[-1] == f"micro-batch {total}/{total}: 0 events in"
+    assert batches[-1].startswith(f"micro-batch {total}/{total}: 0 events in; 100%")

@@ -152,3 +152,67 @@ def _lines(rows: list[dict[str, Any]]) -> list[str]:
     from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, output_of
 
     return [to_jsonl_line(output_of({c: r.get(c) for c in OUTPUT_COLUMNS})) for r in rows]
+
+
+STOCK_SPEC = """
+name: stock
+profile: spark
+window: {size: 10s, on: ts, tolerance: 2s}
+group_by: k
+aggregate: {n: count(), total: sum(v)}
+"""
+# Three micro-batches (files); stock Spark's watermark is max event time - 2 s, used from
+# the next micro-batch on, and a row is late when its window ended at the watermark of the
+# micro-batch before (docs/semantics.md, "The spark profile"):
+#   file 0: a@1000 b@2000           watermark for file 1: 0
+#   file 1: a@15000                 watermark for file 2: 13000
+#   file 2: b@5000 a@26000          b@5000 is not late (the watermark before was 0): it
+#                                   joins b's [0,10s), which closes in this micro-batch
+#   no-data micro-batch             watermark 24000: [10s,20s) of a closes
+# [20s,30s) of a stays open: stock Spark has no end of input.
+STOCK_FILES = [
+    [(0, 1000, "a", 1), (1, 2000, "b", 2)],
+    [(2, 15000, "a", 3)],
+    [(3, 5000, "b", 4), (4, 26000, "a", 5)],
+]
+
+
+@pytest.mark.spark
+def test_a_spark_profile_spec_runs_the_stock_mapping(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from windtunnel.oracle.engine import replay
+    from windtunnel.oracle.scenario import load_yaml, parse_scenario
+
+    (tmp_path / "spec.yaml").write_text(STOCK_SPEC)
+    stream = tmp_path / "stream"
+    stream.mkdir()
+    for index, records in enumerate(STOCK_FILES):
+        lines = [json.dumps({"value": json.dumps({"ts": ts, "k": k, "v": v}), "seq": seq,
+                             "arrival_ms": ts}) + "\n" for seq, ts, k, v in records]
+        (stream / f"batch-{index:08d}.jsonl").write_text("".join(lines))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where a temporary checkpoint goes
+    out = tmp_path / "deep" / "out"  # created by the run
+    result = invoke("run", str(tmp_path / "spec.yaml"), str(stream), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "profile spark: stock Spark's withWatermark + window()" in result.stderr
+    assert "1 window was still open when the input stopped" in result.stderr
+    assert "no checkpoint kept" in result.stderr
+    assert [p.name for p in temp.iterdir() if p.name != "windtunnel-spark.log"] == []  # no checkpoint
+    rows = [r.asDict() for r in spark.read.json(str(out)).collect()]
+    got = sorted((r["start_ms"], r["end_ms"], json.loads(r["group"]), json.loads(r["row"]))
+                 for r in rows)
+    items = [{"batch": [{"event": {"ts": ts, "k": k, "v": v}} for _, ts, k, v in records]}
+             for records in STOCK_FILES]
+    scenario = parse_scenario(load_yaml(STOCK_SPEC) | {"input": items})
+    expected = sorted((o.window.start_ms, o.window.end_ms, o.group, dict(o.row))
+                      for o in replay(scenario).outputs if o.reason == "close")
+    assert got == expected == [
+        (0, 10000, "a", {"n": 1, "total": 1}),
+        (0, 10000, "b", {"n": 2, "total": 6}),
+        (10000, 20000, "a", {"n": 1, "total": 3}),
+    ]

@@ -4,6 +4,7 @@ stand in for implementations; the Spark side is in test_plugin_spark.py)."""
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import pytest
 
@@ -78,8 +79,14 @@ def test_check_passes_a_conforming_target_and_fails_a_divergent_one_with_the_rep
         "*shrunk stream (give the spec as a file to get a counterexample file):",
         '  {"event": {"ts": *',
     ])
-    written = list((project.path / "windtunnel-counterexamples").glob("*.yaml"))
-    assert len(written) == 1
+    # under pytest's temporary directory (--basetemp), never in the project; named at the end
+    result.stdout.fnmatch_lines(["*windtunnel counterexamples*", "written to *.yaml"])
+    summary = result.stdout.lines[result.stdout.lines.index(
+        next(line for line in result.stdout.lines if "windtunnel counterexamples" in line)) + 1]
+    written = Path(summary.removeprefix("written to "))
+    assert written.is_file() and written.parent.name == "windtunnel-counterexamples"
+    assert project.path not in written.parents  # pytester's inner --basetemp, beside it
+    assert not (project.path / "windtunnel-counterexamples").exists()
     rerun = project.runpytest("-p", "no:cacheprovider", "-k", "same_semantics")
     rerun.assert_outcomes(passed=1)
 

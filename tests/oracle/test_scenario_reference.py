@@ -14,6 +14,7 @@ import pytest
 import windtunnel.oracle  # noqa: F401  (registers every profile's window kinds)
 from windtunnel.oracle.clauses import QUERY_KEYS, SYNTAXES
 from windtunnel.oracle.expect import DROP_KEYS, EMISSION_KEYS, EXPECT_KEYS, WINDOW_REF_KEYS
+from windtunnel.oracle.model.field_specs import FIELD_TYPES
 from windtunnel.oracle.model.rules import RULE_VALUES
 from windtunnel.oracle.model.spec import AGGREGATE_FUNCTIONS
 from windtunnel.oracle.model.timeparse import UNIT_MS
@@ -22,6 +23,7 @@ from windtunnel.oracle.profiles.ekuiper.spec import EKUIPER_UNITS_MS, EKUIPER_WI
 from windtunnel.oracle.profiles.kdb.profile import TRIGGERS
 from windtunnel.oracle.profiles.timeplus.spec import TIMEPLUS_WINDOWS
 from windtunnel.oracle.scenario import RESERVED_ITEM_KEYS, TOP_LEVEL_KEYS, WINDOW_KINDS
+from windtunnel.oracle.scenario_blocks import DEDUPLICATE_KEYS, FIELD_KEYS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
@@ -60,6 +62,9 @@ def _accepted() -> list[tuple[str, str]]:
     keys += [("ekuiper window type", t) for t in EKUIPER_WINDOWS]
     keys += [("ekuiper unit", u) for u in EKUIPER_UNITS_MS]
     keys += [("timeplus window type", t) for t in TIMEPLUS_WINDOWS]
+    keys += [("deduplicate key", k) for k in DEDUPLICATE_KEYS]
+    keys += [("fields key", k) for k in FIELD_KEYS]
+    keys += [("field type", t) for t in FIELD_TYPES]
     return keys
 
 

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -35,12 +34,11 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, to_jsonl_lin
 from windtunnel.oracle.model.spec import FixedWindows
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.simulator.strategies import scenario_dicts
-from windtunnel.spark_impl.fast import FastStep
 from windtunnel.spark_impl.feed import feed
 from windtunnel.spark_impl.multi_exact import run_exact_many
 from windtunnel.spark_impl.replay import replay_on_spark, scenario_window
 from windtunnel.spark_impl.runs import divergences
-from windtunnel.spark_impl.schema import INPUT_COLUMNS, OUTPUT_DDL, output_of, print_order
+from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of
 from windtunnel.spark_impl.scripted import scripted_stream
 
 SPARK_SETTINGS = settings(
@@ -229,54 +227,3 @@ def test_restart_from_checkpoint_equals_the_uninterrupted_run(spark, tmp_path_fa
     records = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp / "out")).collect()]
     uninterrupted = replay_on_spark(scenario, spark, buckets=1).result.outputs
     assert lines(output_of(r) for r in records) == lines(uninterrupted)
-
-
-@pytest.mark.parametrize("micro_batch", [1, 3])
-def test_an_event_exactly_at_its_windows_close_point_is_late_in_the_vectorised_step(micro_batch) -> None:
-    # size 10, tolerance 0: [0, 10) closes when the clock reaches 10
-    #   t:  1    10    5
-    #       [0,10)-----|closed at 10: 5 is late (the clock is exactly at the close point)
-    # A run-against-run property cannot see this boundary; the oracle's reading is the spec.
-    scenario = parse_scenario({
-        "window": {"kind": "fixed", "size": 10}, "aggregate": {"n": "count()"},
-        "input": [{"ts": 1}, {"ts": 10}, {"ts": 5}],
-    })
-    fed = feed(scenario.items, (), buckets=1, micro_batch=micro_batch)
-    step = FastStep(scenario.query, scenario.rules)
-    state = step.new_state()
-    records = []
-    for batch in fed.batches:
-        frame = pd.DataFrame(list(batch), columns=list(INPUT_COLUMNS))
-        for name in ("seq", "arrival_ms", "after_seq"):
-            frame[name] = frame[name].astype("Int64")
-        out = step.run(state, [frame])
-        if out is not None:
-            records += out.astype(object).to_dict("records")
-    got = [output_of({k: (None if v is pd.NA else v) for k, v in r.items()})
-           for r in sorted(records, key=print_order)]
-    assert divergences(replay(scenario).outputs, got) == []
-    assert [(d.seq, d.reason) for d in replay(scenario).drops] == [(2, "late")]
-
-
-def test_the_vectorised_step_flushes_in_window_time_order_across_keys() -> None:
-    # size 10, group_by k, both windows still open at end of input:
-    #   a (first seen):  15 -> [10, 20)
-    #   b:               5  -> [0, 10)      flushed first: window time before key order
-    scenario = parse_scenario({
-        "window": {"kind": "fixed", "size": 10, "tolerance": 100}, "group_by": ["k"],
-        "aggregate": {"n": "count()"}, "input": [{"ts": 15, "k": "a"}, {"ts": 5, "k": "b"}],
-    })
-    fed = feed(scenario.items, ("k",), buckets=1)
-    step = FastStep(scenario.query, scenario.rules)
-    state = step.new_state()
-    records = []
-    for batch in fed.batches:
-        frame = pd.DataFrame(list(batch), columns=list(INPUT_COLUMNS))
-        for name in ("seq", "arrival_ms", "after_seq"):
-            frame[name] = frame[name].astype("Int64")
-        out = step.run(state, [frame])
-        if out is not None:
-            records += out.astype(object).to_dict("records")
-    flushed = sorted((r["emit_index"], r["start_ms"]) for r in records if r["reason"] == "end_of_input")
-    want = [o.window.start_ms for o in replay(scenario).emissions if o.reason == "end_of_input"]
-    assert [start for _, start in flushed] == want == [0, 10]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from windtunnel.conformance.targets import oracle_target
-from windtunnel.conformance.targets.spark import exact_target, job_target, stock_target
+from windtunnel.conformance.targets.spark import general_target, job_target, stock_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
@@ -82,7 +82,7 @@ def test_exact_batched_equals_solo_replays_and_the_oracle(spark: Any) -> None:
         assert sorted(solo.steps) == sorted(runs[index].run.steps)
 
 
-def test_exact_target_reports_drops_and_micro_batches(spark: Any) -> None:
+def test_general_target_reports_drops_and_micro_batches(spark: Any) -> None:
     scenario = parse_scenario(load_yaml("""
 window: {size: 10, on: ts}
 group_by: k
@@ -92,7 +92,7 @@ input:
   - {batch: [{ts: 12, k: a}, {ts: 3, k: a}, {ts: 2, k: b}]}
   - {ts: 25, k: a}
 """))
-    (run,) = exact_target(spark).run_many([scenario])
+    (run,) = general_target(spark).run_many([scenario])
     (want,) = oracle_target("tenzir").run_many([scenario])
     def timed(outputs: Any, batches: Any) -> list[str]:
         return sorted(str(p) for p in zip(outputs, batches, strict=True) if p[0].type == "emit")

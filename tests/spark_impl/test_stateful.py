@@ -12,14 +12,14 @@ import sys
 from pyspark import cloudpickle
 
 from windtunnel.oracle.engine import DEFAULT_RULES
-from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.spec import Query, SessionWindows
 from windtunnel.spark_impl.processor import make_steps
 from windtunnel.spark_impl.stateful import WindowProcessor
 
 PROBE = """
 import json, pickle, sys
 processor = pickle.loads(sys.stdin.buffer.read())
-heavy = ("pandas", "numpy", "pyarrow", "windtunnel.oracle", "windtunnel.spark_impl.fast")
+heavy = ("pandas", "numpy", "pyarrow", "windtunnel.oracle")
 before = sorted(m for m in heavy if m in sys.modules)
 steps = type(processor.steps).__name__
 after = sorted(m for m in heavy if m in sys.modules)
@@ -37,14 +37,6 @@ def probe(processor: WindowProcessor) -> dict[str, object]:
 
 
 def test_unpickling_the_processor_imports_no_step_module_until_the_step_is_used() -> None:
-    query = Query(FixedWindows(60_000, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    result = probe(WindowProcessor(make_steps(query, DEFAULT_RULES)))
-    assert result["before"] == []
-    assert result["steps"] == "FastStep"
-    assert result["after"] == ["numpy", "pandas", "pyarrow", "windtunnel.oracle", "windtunnel.spark_impl.fast"]
-
-
-def test_the_reference_step_travels_the_same_way() -> None:
     query = Query(SessionWindows(5_000, on="ts"), group_by=("k",))
     result = probe(WindowProcessor(make_steps(query, DEFAULT_RULES), system_tick_ms=1_000))
     assert result["before"] == []

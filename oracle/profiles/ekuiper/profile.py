@@ -34,6 +34,7 @@ from windtunnel.oracle.profiles.ekuiper.windows import (
     SessionOperator,
     SlidingOperator,
 )
+from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
 from windtunnel.oracle.scenario import duration, window_kind
 from windtunnel.oracle.windows.driver import Context, Operator
 
@@ -126,6 +127,10 @@ EKUIPER = register(
             "where_emptied": f"{EKUIPER_GITHUB}/internal/topo/operator/filter_operator.go: "
             '"Only return if any row meets the condition, otherwise filter all" (the page is '
             "silent)",
+            "watermark_formula": f'{EKUIPER_SOURCE}: "the watermark is the minimum over input '
+            "streams of each stream's max timestamp minus the lateness tolerance\"",
+            "no_window_late": "not applicable to ekuiper: its own operator has no gapped-window "
+            "drop (kept default)",
             "session_cap": "not applicable to ekuiper: its own operator cuts sessions at grid "
             "ticks (kept default)",
             "session_order": "not applicable to ekuiper: its own session operator applies "
@@ -135,8 +140,10 @@ EKUIPER = register(
             "rule late_test; a sliding window itself drops nothing)",
             "timeout_closes": "not applicable to ekuiper (a Timeplus EMIT TIMEOUT rule; kept "
             "default)",
+            **stage_sources("ekuiper"),
         },
         kinds=("fixed", "session", "count", "trailing", "ekuiper"),
+        unsupported=STAGE_UNSUPPORTED["ekuiper"],
     )
 )
 

@@ -27,6 +27,7 @@ from windtunnel.oracle.profiles.kdb.count_windows import (
     split_on_value,
 )
 from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator, KdbTimeWindows
+from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
 from windtunnel.oracle.scenario import duration, window_kind
 
 KDB_PAGE = "https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html"
@@ -87,13 +88,19 @@ KDB = register(
             **{rule: "not applicable to kdb (an eKuiper rule; kept default)" for rule in
                ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "update_delay": "not applicable to kdb (a Timeplus EMIT rule; kept default)",
+            "watermark_formula": f'{KDB_PAGE}: "A window is triggered when a timestamp is '
+            'encountered past the end of that window." (no watermark lag; kept default)',
+            "no_window_late": "not applicable to kdb: hops larger than the size are rejected "
+            "(kept default)",
             "session_cap": "not applicable to kdb: it has no session windows (kept default)",
             "idle_timer_elapsed": f'{KDB_PAGE}: "if the time since the last window was emitted '
             'exceeds the period" (read as >=: the sliding example emits at three consecutive '
             "ticks, K9)",
+            **stage_sources("kdb"),
         },
         kinds=("fixed", "count", "kdb_tumbling", "kdb_sliding", "kdb_count", "kdb_global",
                "kdb_timer"),
+        unsupported=STAGE_UNSUPPORTED["kdb"],
     )
 )
 

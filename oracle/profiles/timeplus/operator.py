@@ -20,6 +20,7 @@ from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindow
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.stages import filtered_drop, where_truth
 from windtunnel.oracle.windows.trace import ClockView, deliver_all
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
@@ -151,10 +152,11 @@ class TimeplusOperator(Operator):
         self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
     ) -> None:
         where = self.spec.where
-        if where is not None and not where.holds(event.payload):  # TP11: WHERE, before windows
-            out.append(Drop(event.seq, "filtered", (), f"({where.text}) is false: WHERE "
-                            "filters it before the window (it moves no watermark)", group.value))
-            return
+        if where is not None:  # TP11: WHERE, before windows, as the where stage (D1)
+            verdict = where_truth(where, event.payload, ctx.rules)
+            if verdict is not True:
+                out.append(filtered_drop(event.seq, where, verdict, group.value, "WHERE"))
+                return
         stream = self._stream(group)
         stream.last_event_wall_ms = ctx.wall_ms
         if stream.batch_max_ms is None or t_ms > stream.batch_max_ms:

@@ -16,6 +16,7 @@ from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import FixedWindows, SessionWindows
 from windtunnel.oracle.profiles import PROTON_TESTS, Profile, register
+from windtunnel.oracle.profiles.stage_sources import stage_sources
 from windtunnel.oracle.profiles.timeplus.operator import TimeplusOperator
 from windtunnel.oracle.profiles.timeplus.spec import (
     TIMEPLUS_WINDOWS,
@@ -44,6 +45,7 @@ TIMEPLUS = register(
             session_ends="gap",
             every_greater_than_size="reject",
             timeout_closes="latest",
+            where_null_equals="unknown",
         ),
         sources={
             "close_at": f'{PROTON_TESTS}: "With delay D a window closes when max_ts - D >= end '
@@ -96,11 +98,16 @@ TIMEPLUS = register(
             **{rule: "not applicable to timeplus (an eKuiper rule; kept default)" for rule in
                ("hopping_layout", "session_tick_cut", "sliding_delay_end", "where_emptied")},
             "idle_timer_elapsed": "not applicable to timeplus (a kdb+ timer rule; kept default)",
+            "watermark_formula": f'{PROTON_TESTS}: "With delay D a window closes when max_ts - D '
+            '>= end" (no extra millisecond; kept default)',
+            "no_window_late": "not applicable to timeplus: a hop larger than the size is rejected "
+            "(kept default)",
             "session_cap": "not applicable to timeplus: its own operator applies max_size "
             "(kept default)",
             "update_delay": f'{TIMEPLUS_PAGE}: "Similar to EMIT ON UPDATE, but includes a delay '
             'to allow late events before emitting incremental updates." (whether the updates '
             "wait is not said; chosen: they do not, the delay moves the watermark, TP7)",
+            **stage_sources("timeplus"),
         },
         kinds=("fixed", "session", "timeplus"),
     )

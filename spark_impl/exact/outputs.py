@@ -1,0 +1,60 @@
+"""Where the production operator's output rows go, once per micro-batch.
+
+Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N`` as
+``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
+them; Parquet through Parquet's own writer), replacing an earlier attempt's file, so a
+micro-batch Spark replays after a restart replaces its files instead of adding to them: with
+the checkpoint, every output row lands exactly once. One Spark job per micro-batch, no
+writer of Spark's: its commit protocol cost more per micro-batch than the window logic. Read
+them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
+
+Other sinks get the micro-batch's rows as a DataFrame, computed once: computing them writes
+the slices' new state, so a sink that would read them twice (or only part of them, as
+``show`` does) gets them persisted first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+FILE_FORMATS = ("json", "parquet")
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """A sink of the production path: ``kind`` json, parquet, console or foreach_batch."""
+
+    kind: str
+    path: str | None = None
+    function: Callable[[DataFrame, int], None] | None = None
+
+    def directory(self) -> str:
+        """The output directory as the tasks see it (local paths made absolute here)."""
+        assert self.path is not None
+        if "://" in self.path or self.path.startswith("file:"):
+            return self.path
+        return str(Path(self.path).resolve())
+
+    def write(self, run: Any, batch: DataFrame, batch_id: int, now_ms: int) -> None:
+        """Runs micro-batch ``batch_id`` on ``run`` (an ExactRun) and writes its rows."""
+        spark = batch.sparkSession
+        if self.kind in FILE_FORMATS:
+            run.writeFiles(batch._jdf, batch_id, now_ms, self.kind, self.directory())
+            return
+        out = DataFrame(run.outputs(batch._jdf, batch_id, now_ms), spark).persist()
+        try:
+            rows = out.count()  # every slice computed once, state written
+            if self.kind == "console":
+                print(f"-------------------------------------------\nBatch: {batch_id}\n"
+                      "-------------------------------------------", flush=True)
+                out.show(n=max(rows, 1), truncate=False)
+            else:
+                assert self.function is not None
+                self.function(out, batch_id)
+        finally:
+            out.unpersist()

@@ -1,0 +1,175 @@
+package windtunnel.spark;
+
+import java.util.List;
+import java.util.Map;
+import windtunnel.engine.EventFields;
+import windtunnel.engine.JsonReader;
+import windtunnel.engine.OutRecord;
+import windtunnel.engine.Slice;
+import windtunnel.engine.Spec;
+import windtunnel.engine.StateCodec;
+
+/**
+ * The Spark side's one door into the engine ({@code windtunnel.engine}): a slice state per
+ * lane, events filled from the values {@link Pack} shipped, outputs turned into Spark rows.
+ * Nothing else in this package names an engine class.
+ */
+final class EngineAdapter {
+  private final Spec spec;
+  private final EventFields fields;
+  private final int width;
+  private final boolean wholePayload;
+
+  private EngineAdapter(Spec spec) {
+    this.spec = spec;
+    this.fields = new EventFields(spec);
+    this.width = spec.fields.size();
+    this.wholePayload = spec.aggregates == null;
+  }
+
+  static EngineAdapter forSpec(String engineSpec) {
+    return new EngineAdapter(Spec.parse(engineSpec));
+  }
+
+  /** A JSON text read as Python's {@code json.loads} reads it. */
+  static Object parseJson(String text) {
+    return JsonReader.parse(text);
+  }
+
+  Object fresh() {
+    return new Slice(spec);
+  }
+
+  long wall(Object state) {
+    return ((Slice) state).wallMs();
+  }
+
+  byte[] encode(Object state) {
+    return StateCodec.snapshot((Slice) state);
+  }
+
+  Object decode(byte[] bytes) {
+    try {
+      return StateCodec.fromSnapshot(spec, bytes);
+    } catch (StateCodec.StateFormatException e) {
+      throw new StateError("a slice state cannot be read: " + e.getMessage());
+    }
+  }
+
+  /** The wall clock moves to {@code wallMs} after event {@code afterSeq}, if that is later. */
+  void wall(Object state, long wallMs, long afterSeq, Rows rows) {
+    Slice slice = (Slice) state;
+    if (wallMs > slice.wallMs()) {
+      slice.wall(wallMs, afterSeq, rows);
+    }
+  }
+
+  void event(Object state, long seq, Object[] values, Map<String, Object> payload, Rows rows) {
+    fields.clear();
+    for (int slot = 0; slot < values.length; slot++) {
+      Object value = values[slot];
+      if (value instanceof RowEvents.TimeMs) {
+        fields.setLong(slot, ((RowEvents.TimeMs) value).ms);
+      } else {
+        fields.set(slot, value);
+      }
+    }
+    if (payload != null) {
+      fields.setPayload(payload);
+    }
+    ((Slice) state).event(seq, fields, rows);
+  }
+
+  /** Event {@code seq}, its slot values (and pass-through payload) read from {@code in} as
+   * {@link Pack} wrote them. */
+  @SuppressWarnings("unchecked")
+  void event(Object state, long seq, Wire.In in, Rows rows) {
+    fields.clear();
+    for (int slot = 0; slot < width; slot++) {
+      int tag = in.get();
+      switch (tag) {
+        case Wire.NULL:
+          break;
+        case Wire.LONG:
+          fields.setLong(slot, in.zigzag());
+          break;
+        case Wire.TIME_MS:
+          fields.setLong(slot, in.zigzag());
+          break;
+        case Wire.DOUBLE:
+          fields.setDouble(slot, in.double64());
+          break;
+        case Wire.STRING:
+          fields.set(slot, in.string());
+          break;
+        default:
+          in.pos--;
+          fields.set(slot, in.value());
+      }
+    }
+    if (wholePayload) {
+      Object payload = in.value();
+      if (payload instanceof Map) {
+        fields.setPayload((Map<String, Object>) payload);
+      }
+    }
+    ((Slice) state).event(seq, fields, rows);
+  }
+
+  void end(Object state, long afterSeq, Rows rows) {
+    ((Slice) state).end(afterSeq, rows);
+  }
+
+  /** Outputs as rows of values (OutputRows.SCHEMA's order, the lane last when the plan has
+   * lanes). */
+  static final class Rows implements windtunnel.engine.Out {
+    private final List<Object[]> out;
+    private final boolean lanes;
+    long lane;
+
+    Rows(List<Object[]> out, boolean lanes) {
+      this.out = out;
+      this.lanes = lanes;
+    }
+
+    @Override
+    public void accept(OutRecord r) {
+      Object[] row = new Object[lanes ? 18 : 17];
+      row[0] = r.type;
+      row[1] = r.hasStartMs ? (Object) r.startMs : null;
+      row[2] = r.hasEndMs ? (Object) r.endMs : null;
+      row[3] = r.hasStartOffset ? (Object) r.startOffset : null;
+      row[4] = r.hasEndOffset ? (Object) r.endOffset : null;
+      row[5] = r.group;
+      row[6] = r.row;
+      row[7] = r.reason;
+      row[8] = r.hasAfterSeq ? (Object) r.afterSeq : null;
+      row[9] = r.hasWallMs ? (Object) r.wallMs : null;
+      row[10] = r.partial;
+      row[11] = r.hasSeq ? (Object) r.seq : null;
+      row[12] = r.windows;
+      row[13] = r.message;
+      row[14] = r.step;
+      row[15] = r.hasGroupFirstSeq ? (Object) r.groupFirstSeq : null;
+      row[16] = r.emitIndex;
+      if (lanes) {
+        row[17] = lane;
+      }
+      out.add(row);
+    }
+  }
+
+  /** Runs one event of {@code engineSpec}'s query through the engine, a state round trip
+   * and the end of input (part of {@code Entry.selfCheck}); {@code values} fill the slots. */
+  static void selfCheck(String engineSpec, Object[] values) {
+    EngineAdapter engine = forSpec(engineSpec);
+    Object state = engine.fresh();
+    List<Object[]> rows = new java.util.ArrayList<>();
+    Rows out = new Rows(rows, false);
+    engine.event(state, 0, values, null, out);
+    engine.end(engine.decode(engine.encode(state)), 0, out);
+    if (rows.isEmpty()) {
+      throw new IllegalStateException("the engine's self-check gave no rows");
+    }
+  }
+}

@@ -1,0 +1,162 @@
+package windtunnel.spark;
+
+import java.io.IOException;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.util.CollectionAccumulator;
+
+/**
+ * One query of the production operator on one checkpoint, driven from the micro-batch
+ * function the Python side hands to {@code foreachBatch}.
+ *
+ * <p>{@link #open} checks that the checkpoint may be resumed ({@link StateStore#verifyResume}:
+ * Spark's progress without windtunnel's state, a corrupt state or one written in another
+ * format or for another query is a {@link StateError} with one line) and creates the state
+ * root of a new checkpoint. Per micro-batch {@code N}: {@link #outputs} builds the output rows
+ * (map side {@link Pack}, a shuffle by key slice, {@link Step} per slice, which writes the
+ * slice's version {@code N}); once the sink has them, {@link #commit} records version
+ * {@code N} and deletes what neither it nor version {@code N-1} needs. A micro-batch Spark
+ * runs again after a restart starts from the newest committed version below it, as its first
+ * attempt did.
+ */
+public final class ExactRun {
+  private final SparkSession spark;
+  private final Plan plan;
+  private final HadoopConf conf;
+  private final String root;
+  private final String token;
+  private final CollectionAccumulator<long[]> reports;
+  private long[] versions;
+
+  private ExactRun(SparkSession spark, Plan plan, Configuration conf, String root, String token,
+      long[] versions) {
+    this.spark = spark;
+    this.plan = plan;
+    this.conf = new HadoopConf(conf);
+    this.root = root;
+    this.token = token;
+    this.versions = versions;
+    this.reports = spark.sparkContext().collectionAccumulator("windtunnel slices");
+  }
+
+  /** Opens the checkpoint for the plan; throws StateError when it cannot be resumed. */
+  public static ExactRun open(SparkSession spark, String planJson, String checkpoint)
+      throws IOException {
+    Plan plan = Plan.parse(planJson);
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    String problem = StateStore.verifyResume(conf, checkpoint, plan.fingerprint, plan.slices);
+    if (problem != null) {
+      throw new StateError(problem);
+    }
+    String root = StateStore.root(conf, checkpoint);
+    StateStore.Meta meta = StateStore.readMeta(conf, root);
+    if (meta == null) {
+      meta = StateStore.createMeta(conf, root, plan.fingerprint, plan.slices);
+    }
+    return new ExactRun(spark, plan, conf, root, meta.token,
+        StateStore.committedVersions(conf, root));
+  }
+
+  public String root() {
+    return root;
+  }
+
+  /** The newest committed version below {@code version}, or -1. */
+  long baseOf(long version) {
+    long base = -1;
+    for (long v : versions) {
+      if (v < version) {
+        base = Math.max(base, v);
+      }
+    }
+    return base;
+  }
+
+  /** Micro-batch {@code version}'s output rows (OUTPUT_DDL); computing them writes the slices'
+   * new state. {@code systemMs}: the system clock the driver read for it (the plan's system
+   * wall clock), else ignored. */
+  public Dataset<Row> outputs(Dataset<Row> batch, long version, long systemMs) {
+    return spark.createDataFrame(rows(batch, version, systemMs, null, null), OutputRows.of(plan));
+  }
+
+  /** Micro-batch {@code version}'s outputs written as files ({@code json} or {@code parquet},
+   * one per slice with outputs) into {@code directory} by the slices' tasks: one Spark job,
+   * no writer of Spark's (whose commit protocol cost more than the window logic). */
+  public void writeFiles(Dataset<Row> batch, long version, long systemMs, String format,
+      String directory) {
+    rows(batch, version, systemMs, format, directory).count();
+  }
+
+  private JavaRDD<Row> rows(Dataset<Row> batch, long version, long systemMs, String format,
+      String directory) {
+    long base = baseOf(version);
+    StateStore.Commit previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base);
+    long[] files = previous == null ? null : previous.files;
+    long lastSeq = previous == null ? -1 : previous.lastSeq;
+    reports.reset();
+    Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq,
+        format, directory);
+    JavaPairRDD<Integer, byte[]> packed = PackInternal.covers(plan)
+        ? batch.queryExecution().toRdd().toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
+        : batch.javaRDD().mapPartitionsToPair(new Pack(plan));
+    return packed.partitionBy(new HashPartitioner(plan.slices)).mapPartitionsWithIndex(step, false);
+  }
+
+  /** Records version {@code version} (every slice written) with the micro-batch's rows in and
+   * out, and returns them as {rows in, rows out}; throws StateError when a slice did not
+   * report (its task never ran: the outputs were not computed). */
+  public long[] commit(long version) throws IOException {
+    long base = baseOf(version);
+    long[] files = new long[plan.slices];
+    long[] previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base).files;
+    boolean[] seen = new boolean[plan.slices];
+    long rowsIn = 0;
+    long rowsOut = 0;
+    long lastSeq = previous == null ? -1 : StateStore.readCommit(conf.get(), root, base).lastSeq;
+    List<long[]> got = reports.value();
+    for (long[] report : got) {
+      int slice = (int) report[0];
+      if (!seen[slice]) {
+        seen[slice] = true;
+        rowsIn += report[1];
+        rowsOut += report[2];
+        files[slice] = report[3];
+        lastSeq = Math.max(lastSeq, report[4]);
+      }
+    }
+    for (int slice = 0; slice < plan.slices; slice++) {
+      if (!seen[slice]) {
+        throw new StateError("micro-batch " + version + ": slice " + slice
+            + " did not report; its outputs were not computed");
+      }
+    }
+    StateStore.commit(conf.get(), root, version, files, rowsIn, rowsOut, lastSeq);
+    long[] kept = new long[versions.length + 1];
+    int n = 0;
+    for (long v : versions) {
+      if (v != version) {
+        kept[n++] = v;
+      }
+    }
+    kept[n++] = version;
+    versions = java.util.Arrays.copyOf(kept, n);
+    StateStore.cleanup(conf.get(), root, new long[] {base, version});
+    long keepFrom = Math.min(base < 0 ? version : base, version);
+    versions = java.util.Arrays.stream(versions).filter(v -> v >= keepFrom).toArray();
+    if (previous != null && previous.length != files.length) {
+      throw new StateError("slice count changed between versions " + base + " and " + version);
+    }
+    return new long[] {rowsIn, rowsOut};
+  }
+
+  /** Forgets this run's slices in this JVM's cache (the query stopped). */
+  public void close() {
+    SliceCache.release(root);
+  }
+}

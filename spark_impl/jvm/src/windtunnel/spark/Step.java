@@ -1,0 +1,209 @@
+package windtunnel.spark;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.util.CollectionAccumulator;
+import scala.Tuple2;
+
+/**
+ * The reduce side of a micro-batch: one task per key slice runs the engine over the slice's
+ * events in stream order, with the stream's wall clock moving where the oracle's does, and
+ * writes the slice's new state version on the checkpoint's file system.
+ *
+ * <p>Per lane of the slice ({@link SliceInput}), the engine sees, in stream order: a
+ * {@code clock} row at step {@code 2*(after_seq+1)}, then the wall clock moving to an
+ * event's arrival right before it (also step {@code 2*seq}, after_seq = seq - 1), then the
+ * event at {@code 2*seq+1}; an {@code end} row flushes the lane. The slice's state (one
+ * engine state per lane) comes from this executor's cache when it holds the base version,
+ * else from the base version's file ({@link StateStore}); when anything changed it is written
+ * as version {@code version}, and reported to the driver (slice, events, outputs, the version
+ * whose file now holds the slice), which commits the version once every slice is written.
+ * The outputs are the task's rows, or, for a file sink, the slice's output file
+ * ({@link OutputFiles}).
+ */
+final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>, Iterator<Row>> {
+  private static final long serialVersionUID = 1L;
+  private final Plan plan;
+  private final HadoopConf conf;
+  private final String root;
+  private final String token;
+  private final long version;
+  private final long baseVersion;
+  private final long[] baseFiles;
+  private final CollectionAccumulator<long[]> reports;
+  private final long systemMs;
+  private final long lastSeqBefore;
+  /** Output files instead of rows: {@code json} or {@code parquet} into {@link #directory}. */
+  private final String fileFormat;
+  private final String directory;
+
+  Step(Plan plan, HadoopConf conf, String root, String token, long version, long baseVersion,
+      long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore,
+      String fileFormat, String directory) {
+    this.plan = plan;
+    this.conf = conf;
+    this.root = root;
+    this.token = token;
+    this.version = version;
+    this.baseVersion = baseVersion;
+    this.baseFiles = baseFiles;
+    this.reports = reports;
+    this.systemMs = systemMs;
+    this.lastSeqBefore = lastSeqBefore;
+    this.fileFormat = fileFormat;
+    this.directory = directory;
+  }
+
+  @Override
+  public Iterator<Row> call(Integer slice, Iterator<Tuple2<Integer, byte[]>> blobs) {
+    SliceInput input = SliceInput.decode(blobs, plan);
+    EngineAdapter engine = EngineAdapter.forSpec(plan.engineSpec);
+    long file = baseFiles == null || slice >= baseFiles.length ? -1 : baseFiles[slice];
+    @SuppressWarnings("unchecked")
+    Map<Long, Object> lanes = (Map<Long, Object>) SliceCache.take(root, token, slice, baseVersion);
+    if (lanes == null) {
+      lanes = file < 0 ? new TreeMap<>()
+          : decode(engine, StateStore.readSlice(conf.get(), root, plan.fingerprint, file, slice));
+    }
+    List<Object[]> out = new ArrayList<>();
+    EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
+    boolean changed = false;
+    long maxSeq = -1;
+    if (plan.systemWall) {
+      // the micro-batch arrives when the driver read the system clock: every lane's wall
+      // clock moves there first (idle windows close, also in lanes without input)
+      input.lanes.computeIfAbsent(0L, k -> emptyLane());
+      for (Map.Entry<Long, Object> lane : lanes.entrySet()) {
+        input.lanes.computeIfAbsent(lane.getKey(), k -> emptyLane());
+      }
+    }
+    for (Map.Entry<Long, SliceInput.Lane> entry : input.lanes.entrySet()) {
+      Object state = lanes.get(entry.getKey());
+      if (state == null) {
+        state = engine.fresh();
+        lanes.put(entry.getKey(), state);
+        changed = true;
+      }
+      long wallBefore = engine.wall(state);
+      SliceInput.Lane lane = entry.getValue();
+      rows.lane = entry.getKey();
+      if (plan.systemWall) {
+        engine.wall(state, systemMs, lastSeqBefore, rows);
+      }
+      drive(engine, state, lane, input.blobs, rows);
+      for (int i = 0; i < lane.events; i++) {
+        maxSeq = Math.max(maxSeq, lane.seq[i]);
+      }
+      changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
+    }
+    if (changed || file < 0) {
+      StateStore.writeSliceOrFail(conf.get(), root, plan.fingerprint, version, slice,
+          encode(engine, lanes));
+      file = version;
+    }
+    SliceCache.put(root, token, slice, version, lanes);
+    if (TaskContext.get() != null) {
+      // rows read: the slice's events, and the control rows (every slice gets each) once
+      long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
+      reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq});
+    }
+    if (fileFormat != null) {
+      if (!out.isEmpty()) {
+        OutputFiles.write(conf.get(), directory, version, slice, fileFormat, OutputRows.of(plan), out);
+      }
+      return java.util.Collections.emptyIterator();
+    }
+    List<Row> rowsOut = new ArrayList<>(out.size());
+    for (Object[] values : out) {
+      rowsOut.add(RowFactory.create(values));
+    }
+    return rowsOut.iterator();
+  }
+
+  private static SliceInput.Lane emptyLane() {
+    SliceInput.Lane lane = new SliceInput.Lane();
+    lane.finish();
+    return lane;
+  }
+
+  /** Runs one lane's timeline through the engine. */
+  static void drive(EngineAdapter engine, Object state, SliceInput.Lane in, List<byte[]> blobs,
+      EngineAdapter.Rows rows) {
+    Wire.In[] cursors = new Wire.In[blobs.size()];
+    for (int i = 0; i < cursors.length; i++) {
+      cursors[i] = new Wire.In(blobs.get(i));
+    }
+    int e = 0;
+    int b = 0;
+    int c = 0;
+    while (e < in.events || b < in.breakpoints || c < in.controls) {
+      long eventStep = e < in.events ? 2 * in.seq[in.order[e]] + 1 : Long.MAX_VALUE;
+      long breakStep = b < in.breakpoints ? 2 * in.breakSeq[b] : Long.MAX_VALUE;
+      long controlStep = c < in.controls ? 2 * (in.controlAfter[c] + 1) : Long.MAX_VALUE;
+      if (controlStep <= breakStep && controlStep <= eventStep) {
+        long after = in.controlAfter[c];
+        if (in.controlKind[c] == RowEvents.END) {
+          engine.end(state, after, rows);
+        } else if (in.controlArrival[c] != Long.MIN_VALUE) {
+          engine.wall(state, in.controlArrival[c], after, rows);
+        }
+        c++;
+      } else if (breakStep < eventStep) {
+        engine.wall(state, in.breakArrival[b], in.breakSeq[b] - 1, rows);
+        b++;
+      } else {
+        int i = in.order[e];
+        Wire.In cursor = cursors[in.blob[i]];
+        cursor.pos = in.at[i];
+        engine.event(state, in.seq[i], cursor, rows);
+        e++;
+      }
+    }
+  }
+
+  /** A slice's state: per lane, the engine's own bytes. */
+  static byte[] encode(EngineAdapter engine, Map<Long, Object> lanes) {
+    try {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      DataOutputStream out = new DataOutputStream(bytes);
+      out.writeInt(lanes.size());
+      for (Map.Entry<Long, Object> lane : lanes.entrySet()) {
+        byte[] state = engine.encode(lane.getValue());
+        out.writeLong(lane.getKey());
+        out.writeInt(state.length);
+        out.write(state);
+      }
+      out.flush();
+      return bytes.toByteArray();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static Map<Long, Object> decode(EngineAdapter engine, byte[] payload) {
+    Map<Long, Object> lanes = new TreeMap<>();
+    try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(payload))) {
+      int n = in.readInt();
+      for (int i = 0; i < n; i++) {
+        long lane = in.readLong();
+        byte[] state = new byte[in.readInt()];
+        in.readFully(state);
+        lanes.put(lane, engine.decode(state));
+      }
+    } catch (IOException e) {
+      throw new StateError("a slice state is cut short: " + e.getMessage());
+    }
+    return lanes;
+  }
+}

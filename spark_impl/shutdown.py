@@ -1,0 +1,48 @@
+"""Stopping Spark after an interrupt: every active streaming query, then the session.
+
+Ctrl-C raises KeyboardInterrupt in the main thread while it waits on a query (see
+:mod:`windtunnel.spark_impl.session` for why windtunnel's sessions keep Python's own
+SIGINT handler); the queries keep running in the JVM until someone stops them.
+:func:`stop_spark` does that, bounded in time, and reports nothing: it is called on the
+way out. Nothing here imports pyspark unless a session was started in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from typing import Any
+
+STOP_TIMEOUT_S = 15.0
+"""How long stopping may take before the process leaves anyway (the JVM exits with it)."""
+
+
+def active_session() -> Any:
+    """The SparkSession started in this process, or None (pyspark never imported, no session)."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() or getattr(SparkSession, "_instantiatedSession", None)
+
+
+def _stop(spark: Any) -> None:
+    with contextlib.suppress(Exception):
+        for query in list(spark.streams.active):
+            with contextlib.suppress(Exception):
+                query.stop()
+    with contextlib.suppress(Exception):
+        spark.stop()
+
+
+def stop_spark(timeout_s: float = STOP_TIMEOUT_S) -> bool:
+    """Stop the active queries and the session of this process; True when one was stopped
+    within ``timeout_s`` (False: no session, or stopping took too long)."""
+    spark = active_session()
+    if spark is None:
+        return False
+    worker = threading.Thread(target=_stop, args=(spark,), name="windtunnel-stop", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return not worker.is_alive()

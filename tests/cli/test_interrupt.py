@@ -1,0 +1,124 @@
+"""Ctrl-C (a real SIGINT to a real process): one line, exit 130, Spark stopped, nothing left
+behind (no partial output file, no temporary checkpoint, no ``.hypothesis/``)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+CLI = "from windtunnel.cli.main import main; main()"
+
+
+class Running:
+    """A ``windtunnel`` process whose stderr lines are read as they come."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CLI, *args], cwd=cwd, env=env, text=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, words: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            self.lines.append(line)
+            if words in line:
+                return
+        self.process.kill()
+        raise AssertionError(f"no line with {words!r}; stderr so far: {self.lines}")
+
+    def interrupt(self, timeout_s: float = 120) -> int:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            code = self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: its threads' stacks
+            self.process.wait(30)
+            while (line := self._queue.get(timeout=10)) is not None:
+                self.lines.append(line)
+            raise AssertionError("\n".join(self.lines)) from None
+        while (line := self._queue.get(timeout=10)) is not None:
+            self.lines.append(line)
+        return code
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    """PYTHONPATH with the test's own, and a temp directory of the test's own."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+            "TMPDIR": str(temp), "PYTHONFAULTHANDLER": "1"}
+
+
+def test_ctrl_c_during_generate_leaves_no_partial_file(tmp_path: Path) -> None:
+    running = Running(
+        ["generate", "bare", "-n", "5000000", "--format", "jsonl", "-o", "big.jsonl"],
+        tmp_path, environment(tmp_path),
+    )  # fmt: skip
+    running.wait_for("bare -> jsonl: ", timeout_s=120)  # records are being written
+    assert running.interrupt() == 130
+    assert running.lines[-1] == "windtunnel: interrupted (Ctrl-C)"
+    assert not any("Traceback" in line for line in running.lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["temp"]  # no big.jsonl, no partial
+
+
+JOB = '''
+from pyspark.sql import functions as F
+
+
+def counts(events):
+    return (events.withWatermark("ts", "2 seconds")
+            .groupBy(F.window("ts", "10 seconds"), "user")
+            .agg(F.count(F.lit(1)).alias("n")))
+'''
+SPEC = """
+name: interrupted
+profile: spark
+window: {kind: fixed, size: 10s, on: ts, tolerance: 2s}
+group_by: [user]
+aggregate: {n: count()}
+input: [{event: {ts: 1000, user: a}}]
+"""
+
+
+@pytest.mark.spark
+def test_ctrl_c_during_check_stops_spark_and_exits_130(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    (tmp_path / "wt_interrupt_jobs.py").write_text(JOB)
+    env = environment(tmp_path)
+    running = Running(
+        ["check", "spec.yaml", "--job", "wt_interrupt_jobs:counts", "--examples", "5000"],
+        tmp_path, env,
+    )  # fmt: skip
+    running.wait_for("checking wt_interrupt_jobs:counts: 1/5,001 scenarios", timeout_s=600)
+    time.sleep(2)  # into the first query of generated streams
+    assert running.interrupt() == 130
+    assert running.lines[-1] == "windtunnel: interrupted (Ctrl-C); Spark stopped"
+    assert len(running.lines) <= 3, running.lines  # the estimate, one progress line, this
+    assert not any("Traceback" in line or "py4j" in line for line in running.lines)
+    assert not (tmp_path / ".hypothesis").exists()
+    leftovers = [p.name for p in Path(env["TMPDIR"]).iterdir() if p.name != "windtunnel-spark.log"]
+    assert leftovers == []

@@ -1,0 +1,165 @@
+"""The production operator's state lives on the checkpoint and is never silently lost.
+
+A job over six micro-batches (two files of a Parquet stream each run), stopped after three
+and resumed: from the same checkpoint, from a copy in another folder opened from another
+working directory, through a ``file://`` URI; and with the state removed, corrupted, written
+in another format or for another spec, where it must stop with one line naming the
+checkpoint instead of starting from empty state.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from windtunnel.oracle import Aggregation, FixedWindows, Query
+from windtunnel.oracle.engine import run
+from windtunnel.oracle.model.errors import InvalidInput
+from windtunnel.oracle.model.stream import Event
+from windtunnel.spark_impl.schema import OUTPUT_DDL, canonical_lines, outputs_in_order
+
+pytestmark = pytest.mark.spark
+
+QUERY = Query(
+    FixedWindows(10_000, on="ts", every_ms=5_000, tolerance_ms=2_000),
+    group_by=("user",),
+    aggregate=(Aggregation("n", "count"), Aggregation("total", "sum", "amount")),
+)
+BATCHES = 6
+PER_BATCH = 40
+
+
+def _table(batch: int) -> pa.Table:
+    rng = np.random.default_rng(batch)
+    seq = np.arange(batch * PER_BATCH, (batch + 1) * PER_BATCH, dtype=np.int64)
+    arrival = 1_000 * seq
+    ts = arrival - rng.integers(0, 8_000, PER_BATCH) * (rng.random(PER_BATCH) < 0.3)
+    users = [f"u{int(k)}" for k in rng.integers(0, 5, PER_BATCH)]
+    return pa.table({"seq": seq, "arrival_ms": arrival, "ts": ts, "user": users,
+                     "amount": rng.integers(0, 100, PER_BATCH)})
+
+
+def _write(directory: Path, batches: range) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for batch in batches:
+        path = directory / f"b{batch:03d}.parquet"
+        pq.write_table(_table(batch), path)
+        os.utime(path, (1_700_000_000 + batch, 1_700_000_000 + batch))
+
+
+def _oracle(batches: int) -> Counter[str]:
+    events = []
+    for batch in range(batches):
+        for row in _table(batch).to_pylist():
+            events.append(Event(row["seq"], {k: row[k] for k in ("ts", "user", "amount")},
+                                row["arrival_ms"]))
+    # a plain stream never ends: no end-of-input flush (the oracle's run implies one)
+    kept = [o for o in run(QUERY, events).outputs if getattr(o, "reason", "") != "end_of_input"]
+    return Counter(canonical_lines(kept))
+
+
+def _run(spark: Any, source: Path, out: Path, checkpoint: str, query: Query = QUERY) -> Any:
+    from windtunnel.spark_impl.job import Sink, run_job
+    from windtunnel.spark_impl.sources import dataframe_source
+
+    stream = spark.readStream.schema(
+        "seq long, arrival_ms long, ts long, user string, amount long"
+    ).option("maxFilesPerTrigger", 1).parquet(str(source))
+    return run_job(query, dataframe_source(stream), Sink("parquet", path=str(out)),
+                   checkpoint=checkpoint)
+
+
+def _outputs(spark: Any, *dirs: Path) -> Counter[str]:
+    rows = []
+    for directory in dirs:
+        rows += [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(directory)).collect()]
+    return Counter(canonical_lines(outputs_in_order(rows)))
+
+
+def test_a_copied_checkpoint_resumed_from_another_directory_continues_exactly(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "in"
+    _write(source, range(3))
+    first = _run(spark, source, tmp_path / "out-a", str(tmp_path / "ckpt"))
+    assert [b.rows_in for b in first.batches] == [PER_BATCH] * 3
+    moved = tmp_path / "elsewhere" / "ckpt-copy"
+    shutil.copytree(tmp_path / "ckpt", moved)
+    shutil.rmtree(tmp_path / "ckpt")  # nothing of the first run's folder is left to read
+    _write(source, range(3, BATCHES))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    second = _run(spark, source, tmp_path / "out-b", "ckpt-copy")
+    assert [b.batch_id for b in second.batches] == [3, 4, 5]
+    assert _outputs(spark, tmp_path / "out-a", tmp_path / "out-b") == _oracle(BATCHES)
+    assert not list(Path.cwd().glob("file*")), "state written beside the working directory"
+
+
+def test_a_file_uri_checkpoint_keeps_the_state_inside_it(spark: Any, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    _write(source, range(BATCHES))
+    checkpoint = (tmp_path / "ckpt").as_uri()
+    _run(spark, source, tmp_path / "out", checkpoint)
+    assert (tmp_path / "ckpt" / "windtunnel" / "FORMAT").is_file()
+    assert _outputs(spark, tmp_path / "out") == _oracle(BATCHES)
+
+
+def _damaged(spark: Any, tmp_path: Path, damage: Any, query: Query = QUERY) -> str:
+    source = tmp_path / "in"
+    _write(source, range(3))
+    _run(spark, source, tmp_path / "out", str(tmp_path / "ckpt"))
+    damage(tmp_path / "ckpt" / "windtunnel")
+    _write(source, range(3, BATCHES))
+    with pytest.raises(InvalidInput) as caught:
+        _run(spark, source, tmp_path / "out", str(tmp_path / "ckpt"), query)
+    line = str(caught.value)
+    assert "\n" not in line
+    return line
+
+
+def _corrupt(root: Path) -> None:
+    newest = max((root / "state").iterdir(), key=lambda p: int(p.name))
+    target = next(newest.glob("slice-*"))
+    data = bytearray(target.read_bytes())
+    data[-12] ^= 0xFF
+    target.write_bytes(bytes(data))
+
+
+def _other_format(root: Path) -> None:
+    """FORMAT as another windtunnel version would write it (with a checksum of its own)."""
+    text = (root / "FORMAT").read_text()
+    (root / "FORMAT").write_text(text.replace("format=1", "format=99"))
+    (root / ".FORMAT.crc").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda root: shutil.rmtree(root), "but no windtunnel state"),
+        (lambda root: shutil.rmtree(max((root / "state").iterdir(), key=lambda p: int(p.name))),
+         "state of that micro-batch is missing"),
+        (_corrupt, "corrupt"),
+        (_other_format, "format 99"),
+    ],
+    ids=["state-removed", "version-removed", "corrupt", "other-format"],
+)
+def test_a_resume_without_usable_state_stops_with_one_line(
+    spark: Any, tmp_path: Path, damage: Any, says: str
+) -> None:
+    line = _damaged(spark, tmp_path, damage)
+    assert says in line
+    assert str(tmp_path / "ckpt") in line
+
+
+def test_a_resume_with_another_spec_stops_with_one_line(spark: Any, tmp_path: Path) -> None:
+    other = Query(FixedWindows(20_000, on="ts"), group_by=("user",),
+                  aggregate=(Aggregation("n", "count"),))
+    line = _damaged(spark, tmp_path, lambda root: None, other)
+    assert "written for another query" in line
