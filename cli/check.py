@@ -11,7 +11,7 @@ import click
 
 from windtunnel.cli.errors import EXIT_MISMATCH, friendly
 from windtunnel.cli.progress import Progress, duration_text
-from windtunnel.conformance.check import COMPARES, DEFAULT_BATCH_SIZE, check
+from windtunnel.conformance.check import COMPARES, DEFAULT_BATCH_SIZE, DETECT, check
 from windtunnel.conformance.counterexample import DEFAULT_OUT, write_counterexample
 from windtunnel.conformance.generate import MAX_EVENTS
 from windtunnel.conformance.report import input_lines, render, summary
@@ -80,7 +80,8 @@ def examples_warning(examples: int, target: str, is_job: bool) -> str | None:
               help="Scenarios per target call (a Spark target runs them in one query).")
 @click.option("--stand-in", default=None, metavar="PROFILE",
               help="Shrink against the oracle under PROFILE, then confirm on the target "
-              "(default: spark for spark-stock; 'none' to shrink on the target).")
+              "(default: spark for spark-stock; for --job, 'detect': the spec's variant the "
+              "job matches on the failing stream; 'none' to shrink on the target).")
 @click.option("--shrink-seconds", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Time budget for shrinking; the smallest failure so far is kept.")
 @click.option("--max-events", type=click.IntRange(min=1), default=MAX_EVENTS, show_default=True,
@@ -124,7 +125,8 @@ def check_command(
     scenario = load_spec(spec)
     name = job if job is not None else target or "spark"
     rerun = f"--job {job}" if job is not None else f"--target {name}"
-    chosen_stand_in = stand_in if stand_in is not None else stand_in_of(name)
+    chosen_stand_in = stand_in if stand_in is not None else (
+        DETECT if job is not None else stand_in_of(name))
     if flink_sql is not None:  # a user's Flink SQL job (windtunnel.conformance.targets.flink)
         from windtunnel.conformance.targets.flink import flink_sql_target
 

@@ -17,10 +17,12 @@ Targets run ``batch_size`` scenarios per call (default :data:`DEFAULT_BATCH_SIZE
 Spark targets put many scenarios in one streaming query, so a call's cost is mostly the
 query's, not the scenarios'). Shrinking (:mod:`.shrink`) asks the
 target about a whole round of candidate reductions per call, or asks a stand-in: an
-oracle profile that behaves like the target (``spark`` for stock Spark). The stand-in
-is used only when it produces the target's very outputs on the failing stream; the
+oracle profile that behaves like the target (``spark`` for stock Spark), or, with
+``stand_in=DETECT`` (a user's job), the first variant of the spec the target matches on the
+failing stream (:mod:`.stand_ins`: another tolerance, a null filter, another rule value). The
+stand-in is used only when it produces the target's very outputs on the failing stream; the
 shrunk stream is then confirmed on the target, and if the target does not fail it,
-shrinking starts again on the target itself.
+shrinking starts again on the target itself, for the time left.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from windtunnel.conformance.differential import DEFAULT_IGNORED, canonical
 from windtunnel.conformance.generate import MAX_EVENTS, generate
 from windtunnel.conformance.shrink import Shrunk, shrink
+from windtunnel.conformance.stand_ins import variants
 from windtunnel.conformance.targets import (
     OracleTarget,
     Target,
@@ -54,6 +57,10 @@ COMPARES = ("rows", "final")
 
 FINAL_IGNORED = (*DEFAULT_IGNORED, "reason", "partial")
 """Fields a final-value comparison leaves out: a merge sink keeps the values only."""
+
+DETECT = "detect"
+"""``stand_in`` value: find the stand-in among the spec's variants on the failing stream
+(:mod:`windtunnel.conformance.stand_ins`), for a target without a registered one."""
 
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
@@ -280,7 +287,7 @@ def check(
                           f"use one of {', '.join(COMPARES)}")
     if isinstance(batch_size, bool) or batch_size < 1:
         raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 200")
-    if stand_in is not None:
+    if stand_in is not None and stand_in != DETECT:
         profile_named(stand_in)
     started = time.monotonic()
     judge = _Judge(target, chosen, compare)
@@ -314,13 +321,19 @@ def _shrunk(
     started = time.monotonic()
     result: Shrunk | None = None
     shrunk_on = judge.target.name
-    if stand_in is not None and _stands_in(failing, judge, stand_in):
-        proxy = _Judge(_stand_in_target(judge.target, stand_in), judge.profile, judge.compare)
+    proxy_target: Target | None = None
+    if stand_in == DETECT:
+        proxy_target = _detected(failing, judge)
+    elif stand_in is not None and _stands_in(failing, judge, stand_in):
+        proxy_target = _stand_in_target(judge.target, stand_in)
+    if proxy_target is not None:
+        proxy = _Judge(proxy_target, judge.profile, judge.compare)
         candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=seconds)
         if judge.fails([candidate.scenario])[0]:
-            result, shrunk_on = candidate, f"stand-in oracle:{stand_in}"
+            result, shrunk_on = candidate, f"stand-in {proxy_target.name}"
     if result is None:
-        result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=seconds)
+        left = max(seconds - (time.monotonic() - started), min(seconds, 10.0))
+        result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=left)
     scenario = result.scenario
     ((mismatch, run),) = judge.judge([scenario])
     return Failure(
@@ -334,6 +347,20 @@ def _shrunk(
         result.calls,
         time.monotonic() - started,
     )
+
+
+def _detected(failing: Scenario, judge: _Judge) -> Target | None:
+    """The first of :func:`~windtunnel.conformance.stand_ins.variants` whose outputs equal the
+    target's on ``failing`` (as compared, without timing); None when none does."""
+    (theirs,) = judge.target.run_many([failing])
+    final_by = failing.query.aggregate_by if judge.compare == "final" else None
+    for variant in variants(failing, judge.profile):
+        (ours,) = variant.run_many([failing])
+        if not compare_run(ours.outputs, (), theirs, drops=judge.target.reports_drops,
+                           timing=False, final_by=final_by):
+            return replace(variant, reports_drops=judge.target.reports_drops,
+                           reports_timing=judge.target.reports_timing)
+    return None
 
 
 def _stand_in_target(target: Target, profile: str) -> OracleTarget:
