@@ -62,6 +62,9 @@ DETECT = "detect"
 """``stand_in`` value: find the stand-in among the spec's variants on the failing stream
 (:mod:`windtunnel.conformance.stand_ins`), for a target without a registered one."""
 
+DETECTED = 3
+"""Matching variants tried in turn (one may match the failing stream by coincidence)."""
+
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
 calls (the job runner puts up to 200 scenarios in a query, the exact operator 400)."""
@@ -321,16 +324,18 @@ def _shrunk(
     started = time.monotonic()
     result: Shrunk | None = None
     shrunk_on = judge.target.name
-    proxy_target: Target | None = None
+    proxies: list[Target] = []
     if stand_in == DETECT:
-        proxy_target = _detected(failing, judge)
+        proxies = _detected(failing, judge)
     elif stand_in is not None and _stands_in(failing, judge, stand_in):
-        proxy_target = _stand_in_target(judge.target, stand_in)
-    if proxy_target is not None:
+        proxies = [_stand_in_target(judge.target, stand_in)]
+    for proxy_target in proxies:  # the first whose shrunk stream the target fails too
         proxy = _Judge(proxy_target, judge.profile, judge.compare)
-        candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=seconds)
+        left = seconds - (time.monotonic() - started)
+        candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=left)
         if judge.fails([candidate.scenario])[0]:
             result, shrunk_on = candidate, f"stand-in {proxy_target.name}"
+            break
     if result is None:
         left = max(seconds - (time.monotonic() - started), min(seconds, 10.0))
         result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=left)
@@ -349,18 +354,22 @@ def _shrunk(
     )
 
 
-def _detected(failing: Scenario, judge: _Judge) -> Target | None:
-    """The first of :func:`~windtunnel.conformance.stand_ins.variants` whose outputs equal the
-    target's on ``failing`` (as compared, without timing); None when none does."""
+def _detected(failing: Scenario, judge: _Judge) -> list[Target]:
+    """The first :data:`DETECTED` of :func:`~windtunnel.conformance.stand_ins.variants` whose
+    outputs equal the target's on ``failing`` (as compared, micro-batches too)."""
     (theirs,) = judge.target.run_many([failing])
     final_by = failing.query.aggregate_by if judge.compare == "final" else None
+    found: list[Target] = []
     for variant in variants(failing, judge.profile):
         (ours,) = variant.run_many([failing])
-        if not compare_run(ours.outputs, (), theirs, drops=judge.target.reports_drops,
-                           timing=False, final_by=final_by):
-            return replace(variant, reports_drops=judge.target.reports_drops,
-                           reports_timing=judge.target.reports_timing)
-    return None
+        if not compare_run(ours.outputs, ours.micro_batches or (), theirs,
+                           drops=judge.target.reports_drops,
+                           timing=judge.target.reports_timing, final_by=final_by):
+            found.append(replace(variant, reports_drops=judge.target.reports_drops,
+                                 reports_timing=judge.target.reports_timing))
+            if len(found) == DETECTED:
+                break
+    return found
 
 
 def _stand_in_target(target: Target, profile: str) -> OracleTarget:

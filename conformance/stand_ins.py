@@ -4,8 +4,8 @@ Shrinking on a Spark job costs a streaming query per call; shrinking on the orac
 milliseconds. When a job diverges, :func:`variants` lists plausible readings of the spec the
 job may implement instead (each a :class:`VariantTarget`: the oracle on a changed spec): the
 window's tolerance zero, halved or doubled (a watermark delay "tuned" away from the spec), a
-filter dropping rows whose read field is null (``where: f != null``, under each
-``filtered_clock`` reading), and each other value of every rule of the profile
+filter dropping rows where every field the query reads, or one of them, is null (``where: f !=
+null``, as ``dropna()`` does; under each ``filtered_clock`` reading), and each other value of every rule of the profile
 (:data:`~windtunnel.oracle.model.rules.RULE_VALUES`). ``conformance.check`` runs the job once
 on the failing stream, takes the first variant whose outputs equal the job's there, shrinks
 on it and confirms the small counterexample on the job (falling back to shrinking on the job
@@ -72,8 +72,10 @@ def _read_fields(spec: Scenario) -> list[str]:
 
 
 def _null_filters(spec: Scenario) -> Iterator[tuple[str, Change]]:
-    for path in _read_fields(spec):
-        stage = Where(parse_condition(f"{path} != null", "where"))
+    fields = _read_fields(spec)
+    conditions = [" and ".join(f"{p} != null" for p in fields)] if len(fields) > 1 else []
+    for text in [*conditions, *(f"{p} != null" for p in fields)]:
+        stage = Where(parse_condition(text, "where"))
         for clock in RULE_VALUES["filtered_clock"]:
 
             def change(s: Scenario, stage: Where = stage, clock: str = clock) -> Scenario:
@@ -82,7 +84,7 @@ def _null_filters(spec: Scenario) -> Iterator[tuple[str, Change]]:
                 return replace(s, rule_overrides=overrides,
                                query=replace(s.query, stages=(stage, *s.query.stages)))
 
-            yield f"where {path} != null (filtered_clock: {clock})", change
+            yield f"where {text} (filtered_clock: {clock})", change
 
 
 def _rules(spec: Scenario, profile: str) -> Iterator[tuple[str, Change]]:

@@ -43,14 +43,15 @@ FAST_CONF = {
 }
 """And, unless the job needs RocksDB, these."""
 
-_sessions: dict[tuple[str, bool], Any] = {}
+_sessions: dict[tuple[str, bool, int], Any] = {}
 _lock = threading.Lock()
 
 
 def feeding_session(spark: Any, fast: bool = True) -> Any:
     """A session of ``spark``'s SparkContext with :data:`FEEDING_CONF` (and :data:`FAST_CONF`
-    when ``fast``), made once per application."""
-    key = (spark.sparkContext.applicationId, fast)
+    when ``fast``), made once per application and thread: queries running side by side
+    (``job_lanes``) do not share temporary views (a job's ``createOrReplaceTempView``)."""
+    key = (spark.sparkContext.applicationId, fast, threading.get_ident())
     with _lock:
         if key not in _sessions:
             session = spark.newSession()

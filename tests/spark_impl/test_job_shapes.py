@@ -1,0 +1,66 @@
+"""The job shapes of examples/spark_jobs (docs/conformance.md, "Job shapes"), each checked on
+its spec with a handful of generated streams: the correct ones pass, the buggy one is caught
+with a counterexample of at most three events. The rates are benchmarks/check_rate.py's."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from windtunnel.cli.check import load_spec
+from windtunnel.conformance.check import DETECT, check
+from windtunnel.conformance.targets.spark import job_target
+from windtunnel.oracle.model.stream import Event
+
+FOLDER = Path(__file__).resolve().parents[2] / "examples" / "spark_jobs"
+EXAMPLES = 6
+
+
+@pytest.fixture(scope="module")
+def shapes() -> Iterator[Any]:
+    sys.path.insert(0, str(FOLDER))
+    try:
+        yield importlib.import_module("spark_shapes")
+    finally:
+        sys.path.remove(str(FOLDER))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("spec", "job", "compare"),
+    [
+        ("logins.yaml", "logins_per_user", "rows"),
+        ("logins.yaml", "logins_sql", "rows"),
+        ("payments.yaml", "merchant_stats", "rows"),
+        ("sessions.yaml", "device_sessions", "rows"),
+        ("clicks.yaml", "clicks_deduplicated", "rows"),
+        ("logins-no-bots.yaml", "logins_without_bots", "rows"),
+        ("totals-update.yaml", "merchant_totals", "rows"),
+        ("totals-update.yaml", "totals_for_upsert", "final"),
+    ],
+)
+def test_a_correct_job_passes(spark: Any, shapes: Any, spec: str, job: str, compare: str) -> None:
+    result = check(load_spec(str(FOLDER / spec)), job_target(getattr(shapes, job), spark),
+                   examples=EXAMPLES, seed=1, compare=compare)
+    assert result.failure is None, result.failure and result.failure.mismatch
+    assert result.checked == EXAMPLES
+
+
+@pytest.mark.spark
+def test_the_null_filtering_job_is_caught_with_a_small_counterexample(
+    spark: Any, shapes: Any
+) -> None:
+    result = check(load_spec(str(FOLDER / "logins.yaml")),
+                   job_target(shapes.logins_known_users, spark),
+                   examples=20, seed=1, stand_in=DETECT, shrink_seconds=60)
+    failure = result.failure
+    assert failure is not None
+    assert sum(isinstance(i, Event) for i in failure.scenario.items) <= 3
+    assert failure.shrunk_on.startswith("stand-in oracle:spark with ")  # not on the job
+    assert any(e.payload.get("user_id") is None or e.payload.get("bytes") is None
+               for e in failure.scenario.items if isinstance(e, Event))  # what dropna drops
