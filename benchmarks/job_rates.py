@@ -17,7 +17,7 @@ from typing import Any
 from windtunnel.cli.check import load_spec
 from windtunnel.conformance.check import DETECT, check
 from windtunnel.conformance.targets.spark import job_target, stock_target
-from windtunnel.oracle.model.stream import Batch, End, Event
+from windtunnel.oracle.model.stream import Batch, End, Event, events_of
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl import user_job
 
@@ -110,7 +110,7 @@ def shrinking(spark: Any) -> None:
                            stand_in=stand_in, shrink_seconds=120)
             failure = result.failure
             assert failure is not None, f"{job.__name__} passed"
-            events = sum(isinstance(i, Event) for i in failure.scenario.items)
+            events = len(list(events_of(failure.scenario.items)))
             print(f"  {job.__module__}.{job.__name__}, stand-in {stand_in or 'none'}: found "
                   f"after {result.checked} scenarios, shrunk to {events} event(s) in "
                   f"{failure.shrink_seconds:.1f} s on {failure.shrunk_on} "

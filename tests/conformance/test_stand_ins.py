@@ -13,7 +13,7 @@ from windtunnel.conformance.targets import TargetRun, oracle_outputs
 from windtunnel.oracle.model.conditions import parse_condition
 from windtunnel.oracle.model.results import Emission
 from windtunnel.oracle.model.stages import Where
-from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 
 SPEC = parse_scenario({
@@ -64,7 +64,7 @@ def test_a_job_is_shrunk_on_the_variant_it_matches(bug: object, label: str) -> N
     failure = result.failure
     assert failure is not None
     assert failure.shrunk_on.startswith(f"stand-in oracle:spark with {label}")
-    assert sum(isinstance(i, Event) for i in failure.scenario.items) <= 3
+    assert len(list(events_of(failure.scenario.items))) <= 3
     # the job ran the checked scenarios, the failing stream once more, and the confirmation
     assert len(job.calls) <= -(-result.checked // 200) + 3
 

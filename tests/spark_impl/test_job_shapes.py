@@ -15,7 +15,7 @@ import pytest
 from windtunnel.cli.check import load_spec
 from windtunnel.conformance.check import DETECT, check
 from windtunnel.conformance.targets.spark import job_target
-from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.model.stream import events_of
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "spark_jobs"
 EXAMPLES = 6
@@ -60,7 +60,7 @@ def test_the_null_filtering_job_is_caught_with_a_small_counterexample(
                    examples=20, seed=1, stand_in=DETECT, shrink_seconds=60)
     failure = result.failure
     assert failure is not None
-    assert sum(isinstance(i, Event) for i in failure.scenario.items) <= 3
+    assert len(list(events_of(failure.scenario.items))) <= 3
     assert failure.shrunk_on.startswith("stand-in oracle:spark with ")  # not on the job
     assert any(e.payload.get("user_id") is None or e.payload.get("bytes") is None
-               for e in failure.scenario.items if isinstance(e, Event))  # what dropna drops
+               for e in events_of(failure.scenario.items))  # what dropna drops
