@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,13 @@ def test_the_null_filtering_job_is_caught_with_a_small_counterexample(
     assert failure.shrunk_on.startswith("stand-in oracle:spark with ")  # not on the job
     assert any(e.payload.get("user_id") is None or e.payload.get("bytes") is None
                for e in events_of(failure.scenario.items))  # what dropna drops
+
+
+@pytest.mark.spark
+def test_a_job_in_complete_mode_agrees_with_the_spark_profile(spark: Any, shapes: Any) -> None:
+    """Complete mode has no no-data micro-batch and keeps every window: the shared query's
+    closing micro-batch is left out and windows ending before a scenario's offset count."""
+    spec = load_spec(str(FOLDER / "totals-update.yaml"))
+    spec = replace(spec, query=replace(spec.query, output_mode="complete"))
+    result = check(spec, job_target(shapes.merchant_totals, spark), examples=EXAMPLES, seed=2)
+    assert result.failure is None, result.failure and result.failure.mismatch
