@@ -19,7 +19,7 @@ from windtunnel.conformance.targets.spark import job_target
 from windtunnel.oracle.model.stream import events_of
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "spark_jobs"
-EXAMPLES = 6
+EXAMPLES = 4
 
 
 @pytest.fixture(scope="module")
