@@ -7,6 +7,14 @@ session: (a) one query per scenario (``replay_on_spark`` / ``replay_stock``) on 
 them. Prints scenarios/min for each and the ratio. A warm-up query runs first.
 
     python benchmarks/check_rate.py --scenarios 200 --solo 6
+
+``--jobs`` measures a user's job instead (docs/conformance.md, "The per-scenario floor"):
+the floor (a query's start and a micro-batch, fed from memory against the scripted
+source), the stock mapping as a job in 1, 2, 4 and 8 lanes against the scripted source in
+one lane (the baseline), ``windtunnel check`` on examples/spark_jobs's shapes, and the
+time to a shrunk counterexample of two broken jobs:
+
+    python benchmarks/check_rate.py --jobs --scenarios 200
 """
 
 from __future__ import annotations
@@ -80,9 +88,17 @@ def main() -> None:
     parser.add_argument("--solo", type=int, default=6)
     parser.add_argument("--events", type=int, default=8)
     parser.add_argument("--stock-scenarios", type=int, default=40)
+    parser.add_argument("--jobs", action="store_true", help="a user's job (see above)")
     args = parser.parse_args()
     spark = spark_session()
     spark.sparkContext.setLogLevel("ERROR")
+    if args.jobs:
+        from job_rates import measure_jobs
+
+        stock_spec = parse_scenario(load_yaml("profile: spark\n" + SPEC))
+        measure_jobs(spark, [dataclasses.replace(stock_spec, items=i)
+                             for i in generated(args.scenarios, args.events)])
+        return
     spec = parse_scenario(load_yaml(SPEC))
     items = generated(args.scenarios, args.events)
     exact = [dataclasses.replace(spec, items=i) for i in items]

@@ -8,14 +8,21 @@ target whose ``exact`` attribute is true (windtunnel's own operator); drops only
 target reports them; the micro-batch each emission came out in only when the target
 reports timing (expected: the micro-batch of the event it followed, ``after_seq``).
 
+With ``compare="final"`` (a sink that keeps one row per window: update mode into a merge
+or Delta table) each side's emissions are first reduced to the last row of every window,
+group and ``aggregate_by`` value (:func:`final_rows`), compared without ``reason``,
+``partial`` and timing.
+
 Targets run ``batch_size`` scenarios per call (default :data:`DEFAULT_BATCH_SIZE`: the
 Spark targets put many scenarios in one streaming query, so a call's cost is mostly the
 query's, not the scenarios'). Shrinking (:mod:`.shrink`) asks the
 target about a whole round of candidate reductions per call, or asks a stand-in: an
-oracle profile that behaves like the target (``spark`` for stock Spark). The stand-in
-is used only when it produces the target's very outputs on the failing stream; the
+oracle profile that behaves like the target (``spark`` for stock Spark), or, with
+``stand_in=DETECT`` (a user's job), the first variant of the spec the target matches on the
+failing stream (:mod:`.stand_ins`: another tolerance, a null filter, another rule value). The
+stand-in is used only when it produces the target's very outputs on the failing stream; the
 shrunk stream is then confirmed on the target, and if the target does not fail it,
-shrinking starts again on the target itself.
+shrinking starts again on the target itself, for the time left.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from windtunnel.conformance.differential import DEFAULT_IGNORED, canonical
 from windtunnel.conformance.generate import MAX_EVENTS, generate
 from windtunnel.conformance.shrink import Shrunk, shrink
+from windtunnel.conformance.stand_ins import variants
 from windtunnel.conformance.targets import (
     OracleTarget,
     Target,
@@ -43,6 +51,19 @@ from windtunnel.oracle.model.stream import End
 from windtunnel.oracle.model.timefmt import window_text
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.scenario import Scenario
+
+COMPARES = ("rows", "final")
+"""What is compared: every emitted row, or the last row per window (:func:`final_rows`)."""
+
+FINAL_IGNORED = (*DEFAULT_IGNORED, "reason", "partial")
+"""Fields a final-value comparison leaves out: a merge sink keeps the values only."""
+
+DETECT = "detect"
+"""``stand_in`` value: find the stand-in among the spec's variants on the failing stream
+(:mod:`windtunnel.conformance.stand_ins`), for a target without a registered one."""
+
+DETECTED = 3
+"""Matching variants tried in turn (one may match the failing stream by coincidence)."""
 
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
@@ -91,6 +112,30 @@ def _minus(
     return tuple(out)
 
 
+def final_rows(
+    outputs: Sequence[Output], by: Sequence[str] = (), batches: Sequence[int | None] | None = None
+) -> list[Output]:
+    """``outputs`` with each window's emissions reduced to its last row per group and
+    ``aggregate_by`` value (fields ``by`` of the row): what a sink keeping one row per key
+    holds at the end. Emissions count in micro-batch order where ``batches`` gives it (else
+    in output order); drops stay as they are."""
+    order: Sequence[int] = range(len(outputs))
+    if batches is not None:
+        order = sorted(order, key=lambda i: (batches[i] is None, batches[i] or 0, i))
+    last: dict[str, Output] = {}
+    rest: list[Output] = []
+    for index in order:
+        output = outputs[index]
+        if not isinstance(output, Emission):
+            rest.append(output)
+            continue
+        key = json.dumps([output.window.to_json(), output.group, [output.row.get(b) for b in by]],
+                         sort_keys=True, default=str)
+        last.pop(key, None)
+        last[key] = output
+    return [*last.values(), *rest]
+
+
 def compare_run(
     expected: Sequence[Output],
     expected_batches: Sequence[int | None],
@@ -99,9 +144,18 @@ def compare_run(
     drops: bool,
     timing: bool,
     exact: bool = False,
+    final_by: Sequence[str] | None = None,
 ) -> Mismatch:
     """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees);
-    ``exact``: every field compared, ``after_seq``, ``wall_ms`` and drop messages too."""
+    ``exact``: every field compared, ``after_seq``, ``wall_ms`` and drop messages too; with
+    ``final_by`` (the ``aggregate_by`` fields) the final rows per window only."""
+    if final_by is not None:
+        want = final_rows(_compared(expected, drops), final_by)
+        got = final_rows(_compared(run.outputs, drops), final_by,
+                         None if run.micro_batches is None else
+                         [b for o, b in zip(run.outputs, run.micro_batches, strict=True)
+                          if isinstance(o, Emission) or drops])
+        return Mismatch(_minus(want, got, FINAL_IGNORED), _minus(got, want, FINAL_IGNORED))
     want = _compared(expected, drops)
     got = _compared(run.outputs, drops)
     ignored = () if exact else DEFAULT_IGNORED
@@ -171,9 +225,10 @@ Progress = Callable[[int], None]
 class _Judge:
     """Runs scenarios on a target and says which diverge from the oracle under a profile."""
 
-    def __init__(self, target: Target, profile: str) -> None:
+    def __init__(self, target: Target, profile: str, compare: str = "rows") -> None:
         self.target = target
         self.profile = profile
+        self.compare = compare
 
     def expected(self, scenario: Scenario) -> tuple[Output, ...]:
         return oracle_outputs(scenario, self.profile)
@@ -191,13 +246,16 @@ class _Judge:
         for scenario, got in zip(scenarios, runs, strict=True):
             want = self.expected(scenario)
             timing = self.target.reports_timing
+            final = self.compare == "final"
             mismatch = compare_run(
                 want,
-                oracle_micro_batches_of(scenario, want, self.profile) if timing else (),
+                oracle_micro_batches_of(scenario, want, self.profile) if timing and not final
+                else (),
                 got,
                 drops=self.target.reports_drops,
                 timing=self.target.reports_timing,
                 exact=bool(getattr(self.target, "exact", False)),
+                final_by=scenario.query.aggregate_by if final else None,
             )
             out.append((mismatch, got))
         return out
@@ -219,19 +277,23 @@ def check(
     max_events: int = MAX_EVENTS,
     progress: Progress | None = None,
     on_shrinking: Callable[[Scenario], None] | None = None,
+    compare: str = "rows",
 ) -> CheckResult:
     """Check ``target`` on ``spec``'s own input (if it has events) and ``examples``
     generated streams, ``batch_size`` per target call; stop at the first divergence and
-    shrink it (``on_shrinking`` is told the diverging scenario first). Raises InvalidSpec
-    for bad options or a spec the profile cannot run."""
+    shrink it (``on_shrinking`` is told the diverging scenario first). ``compare``: one of
+    :data:`COMPARES`. Raises InvalidSpec for bad options or a spec the profile cannot run."""
     chosen = profile or spec.profile.name
     profile_named(chosen)
+    if compare not in COMPARES:
+        raise InvalidSpec("--compare", compare, "unknown comparison",
+                          f"use one of {', '.join(COMPARES)}")
     if isinstance(batch_size, bool) or batch_size < 1:
         raise InvalidSpec("--batch-size", batch_size, "must be 1 or more", "give e.g. 200")
-    if stand_in is not None:
+    if stand_in is not None and stand_in != DETECT:
         profile_named(stand_in)
     started = time.monotonic()
-    judge = _Judge(target, chosen)
+    judge = _Judge(target, chosen, compare)
     judge.expected(spec)  # the profile can run the spec (else InvalidSpec before any target run)
     own = [spec] if any(not isinstance(i, End) for i in spec.items) else []
     generated = generate(spec, examples, seed, max_events=max_events)
@@ -262,13 +324,21 @@ def _shrunk(
     started = time.monotonic()
     result: Shrunk | None = None
     shrunk_on = judge.target.name
-    if stand_in is not None and _stands_in(failing, judge, stand_in):
-        proxy = _Judge(_stand_in_target(judge.target, stand_in), judge.profile)
-        candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=seconds)
+    proxies: list[Target] = []
+    if stand_in == DETECT:
+        proxies = _detected(failing, judge)
+    elif stand_in is not None and _stands_in(failing, judge, stand_in):
+        proxies = [_stand_in_target(judge.target, stand_in)]
+    for proxy_target in proxies:  # the first whose shrunk stream the target fails too
+        proxy = _Judge(proxy_target, judge.profile, judge.compare)
+        left = seconds - (time.monotonic() - started)
+        candidate = shrink(failing, proxy.fails, batch_size=max(batch_size, 200), max_seconds=left)
         if judge.fails([candidate.scenario])[0]:
-            result, shrunk_on = candidate, f"stand-in oracle:{stand_in}"
+            result, shrunk_on = candidate, f"stand-in {proxy_target.name}"
+            break
     if result is None:
-        result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=seconds)
+        left = max(seconds - (time.monotonic() - started), min(seconds, 10.0))
+        result = shrink(failing, judge.fails, batch_size=batch_size, max_seconds=left)
     scenario = result.scenario
     ((mismatch, run),) = judge.judge([scenario])
     return Failure(
@@ -282,6 +352,24 @@ def _shrunk(
         result.calls,
         time.monotonic() - started,
     )
+
+
+def _detected(failing: Scenario, judge: _Judge) -> list[Target]:
+    """The first :data:`DETECTED` of :func:`~windtunnel.conformance.stand_ins.variants` whose
+    outputs equal the target's on ``failing`` (as compared, micro-batches too)."""
+    (theirs,) = judge.target.run_many([failing])
+    final_by = failing.query.aggregate_by if judge.compare == "final" else None
+    found: list[Target] = []
+    for variant in variants(failing, judge.profile):
+        (ours,) = variant.run_many([failing])
+        if not compare_run(ours.outputs, ours.micro_batches or (), theirs,
+                           drops=judge.target.reports_drops,
+                           timing=judge.target.reports_timing, final_by=final_by):
+            found.append(replace(variant, reports_drops=judge.target.reports_drops,
+                                 reports_timing=judge.target.reports_timing))
+            if len(found) == DETECTED:
+                break
+    return found
 
 
 def _stand_in_target(target: Target, profile: str) -> OracleTarget:

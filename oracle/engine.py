@@ -23,6 +23,7 @@ from windtunnel.oracle.windows import count_fast, fixed_fast, session_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator
+from windtunnel.oracle.windows.output_modes import mode_operator
 from windtunnel.oracle.windows.session_reorder import session_operator
 from windtunnel.oracle.windows.trailing_ordered import trailing_operator
 
@@ -129,6 +130,8 @@ def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operato
     known = PROFILES.get(profile)
     if known is not None:
         check_supported(known, query)
+    if query.output_mode != "append":
+        return mode_operator(query, ctx)
     spec_type = type(query.window)
     factory = operator_factory(spec_type, profile)
     if factory is None:

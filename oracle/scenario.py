@@ -32,7 +32,7 @@ from windtunnel.oracle.model.spec import (
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark
 from windtunnel.oracle.model.timeparse import parse_duration_ms, parse_timestamp_ms, unit_ms
 from windtunnel.oracle.model.yaml_safe import load_yaml
-from windtunnel.oracle.profiles import Profile, profile_named
+from windtunnel.oracle.profiles import Profile, check_supported, profile_named
 from windtunnel.oracle.scenario_blocks import parse_fields, parse_stages
 
 TOP_LEVEL_KEYS = (
@@ -47,6 +47,7 @@ TOP_LEVEL_KEYS = (
     "group_by",
     "aggregate",
     "aggregate_by",
+    "output_mode",
     "where",
     "deduplicate",
     "fields",
@@ -138,6 +139,9 @@ def parse_scenario(
     stages = parse_stages(data, time_unit)
     if stages:
         query = replace(query, stages=stages)
+    if data.get("output_mode", "append") != "append":  # Spark's update and complete modes
+        query = replace(query, output_mode=data["output_mode"])
+        check_supported(profile, query)
     fields = parse_fields(data.get("fields"), query.window.on)
     start_wall = data.get("start_wall", 0)
     start_wall_ms = parse_timestamp_ms(start_wall, "start_wall", time_unit)

@@ -144,7 +144,8 @@ JobFactory = Callable[[Query], Callable[[Any], Any]]
 
 @dataclass(frozen=True, slots=True)
 class JobTarget:
-    """A Spark job held to the job contract; emissions only, micro-batch timing."""
+    """A Spark job held to the job contract; emissions only, micro-batch timing. ``lanes``
+    queries run side by side (:mod:`windtunnel.spark_impl.harness.job_lanes`)."""
 
     factory: JobFactory
     name: str
@@ -152,8 +153,10 @@ class JobTarget:
     batched: bool = True
     reports_drops: bool = False
     reports_timing: bool = True
+    lanes: int | None = None
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
+        from windtunnel.spark_impl.harness.job_lanes import DEFAULT_LANES
         from windtunnel.spark_impl.harness.user_job import check_job_spec, run_job_many
 
         by_query: dict[Query, list[int]] = {}
@@ -167,7 +170,8 @@ class JobTarget:
             # a deduplication remembers keys from one scenario into the next when they
             # share a query (Spark's state is the query's): one query per scenario then
             batched = self.batched and not any(s.kind == "deduplicate" for s in query.stages)
-            runs = run_job_many(spark, self.factory(query), chosen, self.name, batched)
+            runs = run_job_many(spark, self.factory(query), chosen, self.name, batched,
+                                self.lanes or DEFAULT_LANES)
             for index, scenario, run in zip(members, chosen, runs, strict=True):
                 indexes = check_indexes(scenario, run.plan.feed.seq_ranges)
                 found[index] = TargetRun(
@@ -191,7 +195,8 @@ def general_target(spark: Any = None) -> GeneralTarget:
     return GeneralTarget(spark)
 
 
-def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
+def stock_target(spark: Any = None, *, batched: bool = True,
+                 lanes: int | None = None) -> JobTarget:
     """``spark-stock``: the stock mapping, run through the job contract's machinery."""
 
     def factory(query: Query) -> Callable[[Any], Any]:
@@ -200,7 +205,7 @@ def stock_target(spark: Any = None, *, batched: bool = True) -> JobTarget:
         check_stock(query)
         return lambda events: stock_window(events, query)
 
-    return JobTarget(factory, "spark-stock", spark, batched)
+    return JobTarget(factory, "spark-stock", spark, batched, lanes=lanes)
 
 
 def job_target(
@@ -209,11 +214,13 @@ def job_target(
     *,
     name: str | None = None,
     batched: bool = True,
+    lanes: int | None = None,
 ) -> JobTarget:
     """A user's Spark job ``job(events) -> DataFrame``, given as a callable or as
     ``module:function``. ``batched=False`` runs one query per scenario (for a job whose
-    result depends on absolute times). Raises InvalidSpec for a bad ``module:function``
-    or a non-callable; a job breaking the contract fails when run, with InvalidSpec."""
+    result depends on absolute times); ``lanes`` queries run side by side (default
+    ``job_lanes.DEFAULT_LANES``). Raises InvalidSpec for a bad ``module:function`` or a
+    non-callable; a job breaking the contract fails when run, with InvalidSpec."""
     if isinstance(job, str):
         label = name or job
         function = load_function(job)
@@ -223,7 +230,7 @@ def job_target(
     else:
         raise InvalidSpec("--job", job, "must be a function or module:function",
                           "give e.g. my_jobs:windowed")
-    return JobTarget(lambda _query: function, label, spark, batched)
+    return JobTarget(lambda _query: function, label, spark, batched, lanes=lanes)
 
 
 EXACT = TargetEntry(

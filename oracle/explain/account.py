@@ -73,10 +73,11 @@ class _Step:
     closings: tuple[Closing, ...]
 
 
-def _batch_numbers(items: list[Item]) -> list[int | None]:
+def _batch_numbers(items: list[Item], end_batch: bool = True) -> list[int | None]:
     """Micro-batch numbers as windtunnel feeds Spark: each ``Batch`` one, lone events one
     each, ``advance`` items joining the micro-batch being built (one right before a batch is
-    a micro-batch of its own); end of input runs one more, with no data."""
+    a micro-batch of its own); end of input runs one more, with no data (``end_batch``;
+    Spark's complete mode runs none)."""
     numbers: list[int | None] = []
     index = 0
     pending = False
@@ -91,7 +92,7 @@ def _batch_numbers(items: list[Item]) -> list[int | None]:
             index += 1
             pending = False
         elif isinstance(item, End):
-            numbers.append(index)
+            numbers.append(index if end_batch else None)
         else:
             numbers.append(None)
     return numbers
@@ -144,7 +145,8 @@ def explain(scenario: Scenario, profile: str | None = None) -> Explanation:
     words = words_for(name, scenario, rules)
     items = list(checked(scenario.items, scenario.start_wall_ms))
     recorder.seq_of = {id(e.payload): e.seq for item in items for e in _events(item)}
-    numbers = _batch_numbers(items) if words.micro_batches else [None] * len(items)
+    numbers = _batch_numbers(items, scenario.query.output_mode != "complete") if (
+        words.micro_batches) else [None] * len(items)
     steps = []
     for index, item in enumerate(items):
         recorder.item = index
@@ -174,9 +176,10 @@ def _assemble(
     for output in outputs:
         if isinstance(output, Emission) and output.reason != "event":
             by_window.setdefault(window_key(output.group, output.window), []).append(output)
-    passed: set[WindowKey] = {
+    passed: set[WindowKey] = {  # rows out already: pass-through, Spark's update/complete rows
         window_key(o.group, o.window)
-        for o in outputs if isinstance(o, Emission) and o.reason == "event"
+        for o in outputs
+        if isinstance(o, Emission) and o.reason in ("event", "update", "complete")
     }
     accounts = []
     view = steps_view(steps, words.unit_ms)

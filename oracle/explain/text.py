@@ -108,13 +108,14 @@ def miss_reasons(
                 f"{name} was force-closed by the idle timeout at wall time "
                 f"{_time(closing.wall_ms, words)}"
             )
-        elif closing.reason == "close":
+        elif closing.reason in ("close", "evicted"):
             # a micro-batch closes with the watermark it started with (set by earlier batches)
             view = (steps.before if words.micro_batches else steps.after)[closing.item]
             pick = 1 if words.watermark else 0
             reached = None if view is None else view.of(fate.group)[pick]
+            verb = "was evicted" if closing.reason == "evicted" else "closed"
             reasons.append(
-                f"{name} closed when the {words.clock} reached {_time(reached, words)} "
+                f"{name} {verb} when the {words.clock} reached {_time(reached, words)} "
                 f"{steps.labels[closing.item]}"
             )
         else:
@@ -146,7 +147,13 @@ def _item_parts(item: ItemAccount, expl: Account) -> list[str]:
     group = item.events[0].group if item.kind == "event" else ...
     parts += [clock_text(c, words) for c in _moved(item.clocks, group)]
     emitted = {(json.dumps(e.group, default=str), e.window) for e in item.emissions}
+    evicted = []
     for closing in item.closings:
+        if closing.reason == "evicted":  # Spark's update mode (oracle/windows/output_modes.py)
+            evicted.append(f"evicted {_window(closing.window, words)}{group_text(closing.group)}"
+                           " from the state, without a row (update mode: its rows went out "
+                           "as updates)")
+            continue
         if words.passthrough or (json.dumps(closing.group, default=str), closing.window) in emitted:
             continue
         parts.append(
@@ -154,7 +161,7 @@ def _item_parts(item: ItemAccount, expl: Account) -> list[str]:
             f"({closing.reason})"
         )
     parts += [emission_text(e, words) for e in item.emissions if e.reason != "event"]
-    return parts
+    return parts + evicted
 
 
 def _item_head(item: ItemAccount, expl: Account) -> str:

@@ -16,7 +16,7 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.extras import requires_extra
 
 EMIT_REASONS = frozenset(
-    {"close", "idle_timeout", "end_of_input", "event", "update", "count", "timer"}
+    {"close", "idle_timeout", "end_of_input", "event", "update", "count", "timer", "complete"}
 )
 DROP_REASONS = frozenset({"late", "null_time", "not_a_time"})
 

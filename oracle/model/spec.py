@@ -222,6 +222,12 @@ class Aggregation:
         return f"{self.function}({self.field or ''})"
 
 
+OUTPUT_MODES: Final = ("append", "update", "complete")
+"""Spark's output modes (docs/semantics.md, "Output modes under spark"): ``append`` emits each
+window once (every profile's way), ``update`` the windows a micro-batch changed, ``complete``
+every window after every micro-batch."""
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """A windowed query: stages before the window, window kind, keys, and aggregation.
@@ -230,6 +236,8 @@ class Query:
     arrives. ``aggregate_by`` splits each window's rows by those fields (TQL's
     ``summarize severity, events=count()``). ``stages`` (``Where``, ``Deduplicate``) run
     in order on each event before the window (:mod:`windtunnel.oracle.model.stages`).
+    ``output_mode`` is one of :data:`OUTPUT_MODES` (only the ``spark`` profile has modes
+    other than ``append``).
     """
 
     window: WindowSpec
@@ -237,8 +245,12 @@ class Query:
     aggregate: tuple[Aggregation, ...] | None = None
     aggregate_by: tuple[str, ...] = field(default=())
     stages: tuple[Stage, ...] = ()
+    output_mode: str = "append"
 
     def __post_init__(self) -> None:
+        if self.output_mode not in OUTPUT_MODES:
+            raise InvalidSpec("output_mode", self.output_mode, "unknown output mode",
+                              f"use one of {', '.join(OUTPUT_MODES)}")
         if not isinstance(self.stages, tuple) or not all(
             isinstance(s, Where | Deduplicate) for s in self.stages
         ):

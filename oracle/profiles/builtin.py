@@ -236,7 +236,10 @@ SPARK_PROFILE = Profile(
         "max_events": "session_window() has no cap",
         "pass_through": "stock Spark windows only exist inside an aggregation",
         "ungrouped_session": f'{SPARK}: "Global session windows without another key are rejected."',
+        "session_update": f"{SPARK}: \"Invalid streaming output mode: update. This output mode is "
+        'not supported for session window streaming aggregations"',
     },
+    output_modes=("append", "update", "complete"),
 )
 
 for _profile in (TENZIR, FLINK, SPARK_PROFILE):

@@ -41,9 +41,11 @@ class Profile:
     ``sources`` maps a rule name to where it comes from; ``kinds`` lists the window
     kinds the profile supports (empty: every registered kind); ``unsupported`` maps a
     window option (``idle_timeout``, ``max_events``, ...) or ``pass_through`` (no
-    aggregate) or ``ungrouped_session`` or a stage before the window (``where``,
-    ``deduplicate``) to why the engine cannot express it; ``options`` lists the opt-in
-    window options (:data:`OPT_IN_OPTIONS`) the profile accepts.
+    aggregate) or ``ungrouped_session`` or ``session_update`` (sessions in output mode
+    ``update``) or a stage before the window (``where``, ``deduplicate``) to why the engine
+    cannot express it; ``options`` lists the opt-in window options (:data:`OPT_IN_OPTIONS`)
+    the profile accepts; ``output_modes`` lists the query output modes it models
+    (``append``: each window emitted once).
     """
 
     name: str
@@ -53,6 +55,7 @@ class Profile:
     kinds: tuple[str, ...] = ()
     unsupported: Mapping[str, str] = field(default_factory=dict)
     options: tuple[str, ...] = ()
+    output_modes: tuple[str, ...] = ("append",)
 
     def __post_init__(self) -> None:
         unknown = set(self.sources) - set(RULE_VALUES)
@@ -74,6 +77,13 @@ def check_supported(profile: Profile, query: Any) -> None:
     """Raise InvalidSpec when ``query`` uses a kind or option ``profile`` cannot express."""
     window = query.window
     kind = getattr(window, "kind", type(window).__name__)
+    mode = getattr(query, "output_mode", "append")
+    if mode not in profile.output_modes:
+        raise InvalidSpec(
+            "output_mode", mode,
+            f"not modelled for profile {profile.name} (output modes are Spark's)",
+            "remove output_mode, or use profile: spark",
+        )
     for option in OPT_IN_OPTIONS:
         given = getattr(window, f"{option}_ms", None)
         if given is not None and option not in profile.options:
@@ -99,6 +109,9 @@ def check_supported(profile: Profile, query: Any) -> None:
         elif option == "ungrouped_session":
             used = kind == "session" and not query.group_by
             where, value, fix = "group_by", [], "add group_by: [user]"
+        elif option == "session_update":
+            used = kind == "session" and mode == "update"
+            where, value, fix = "output_mode", mode, "use output_mode: append or complete"
         elif option in ("where", "deduplicate"):  # stages before the window
             found = [s for s in getattr(query, "stages", ()) if s.kind == option]
             used = bool(found)

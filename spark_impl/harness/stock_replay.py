@@ -189,7 +189,7 @@ def replay_stock(
 
     with checkpoint_dir(checkpoint, "stock") as location:
         query = (
-            out.writeStream.outputMode("append")
+            out.writeStream.outputMode(scenario.query.output_mode)
             .foreachBatch(keep)
             .option("checkpointLocation", location)
             .trigger(availableNow=True)

@@ -9,17 +9,20 @@ aggregation returns: Spark's ``window`` (or ``session_window``) struct, or
 named by its last part); one column per aggregate named as in the spec (and the
 ``aggregate_by`` columns). Timestamps read as epoch ms. windtunnel feeds exact
 micro-batches (:func:`windtunnel.spark_impl.harness.stock_replay.plan_stock`: a ``batch`` is one, a lone
-event one), runs the query in append mode to its end (``availableNow``) and reads every
-row as an emission with reason ``close``: ``after_seq`` is the last event fed in or before
-its micro-batch, ``wall_ms`` the wall clock after that micro-batch (the final no-data
+event one), runs the query in the spec's ``output_mode`` (append by default) to its end
+(``availableNow``) and reads every row as an emission with that mode's reason (``close``,
+``update``, ``complete``): ``after_seq`` is the last event fed in or before its
+micro-batch, ``wall_ms`` the wall clock after that micro-batch (the final no-data
 micro-batch: after the whole stream).
 
 Many scenarios per query: Spark's watermark is global, so scenarios cannot share a query
 side by side. They run one after another, scenario ``k``'s event times shifted by
-``offset_ms`` (:func:`shifted_plans`): its micro-batches, then one empty micro-batch (what
-Spark's own no-data micro-batch does for a solo run: emit what the final watermark closes),
-then scenario ``k+1`` far later. Only the outputs of a scenario's own micro-batches whose
-windows lie in its own stretch of time count. This equals a solo run when the job is
+``offset_ms`` (:func:`shifted_plans`): its micro-batches, then scenario ``k+1`` far later,
+whose first micro-batch is also ``k``'s last no-data micro-batch (Spark's own for a solo run:
+it emits what the final watermark of ``k`` closes, and ``k+1``'s rows in it do not move the
+watermark it uses); one empty micro-batch ends the query. Only the outputs of a scenario's
+own micro-batches whose windows lie in its own stretch of time count (in complete mode,
+which has no no-data micro-batch, not that shared one). This equals a solo run when the job is
 translation invariant under the shifts (windows aligned to the epoch with periods dividing
 the shift unit, at most :data:`DAY_MS` long; ``withWatermark``, ``window``,
 ``session_window`` are). Why: the watermark a shifted scenario starts with is below its
@@ -27,13 +30,17 @@ offset, and a solo run's watermark floor (0) decides only windows ending at or b
 the epoch, which a solo run never emits (they are late from the first micro-batch), and
 which the shared query's outputs leave out. Fixed windows are decided window by window,
 so that is all; a session can grow from a row that is late only under the floor, so a
-session scenario with an event time before the epoch starts a query of its own.
+session scenario with an event time before the epoch starts a query of its own. Complete mode
+drops nothing, so there a solo run's windows ending at or before the epoch count too.
+
+Several such queries run side by side (:mod:`windtunnel.spark_impl.harness.job_lanes`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
-import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,8 +56,17 @@ from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
+from windtunnel.oracle.windows.output_modes import MODE_ROWS
 from windtunnel.spark_impl.errors import append_mode_fix, cause_line
 from windtunnel.spark_impl.harness.job_columns import DECLARED_TYPES, missing_column_error
+from windtunnel.spark_impl.harness.job_lanes import DEFAULT_LANES, Started, run_lanes, split
+from windtunnel.spark_impl.harness.job_placement import (
+    MAX_TIMESTAMP_MS,
+    ShiftedPlan,
+    shifted_batches,
+    shifted_plans,
+)
+from windtunnel.spark_impl.harness.memory_feed import MemoryFeed, memory_feed, needs_rocksdb
 from windtunnel.spark_impl.harness.stock_replay import StockPlan, plan_stock
 from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
@@ -58,11 +74,6 @@ from windtunnel.spark_impl.stock.payload import payload_schema
 
 Job = Callable[[DataFrame], DataFrame]
 """A user's window job: streaming events in, a streaming window aggregation out."""
-
-DAY_MS = 86_400_000
-MAX_TIMESTAMP_MS = 253_402_300_799_999
-"""9999-12-31T23:59:59.999Z, Spark's largest timestamp."""
-MAX_PER_QUERY = 200
 
 
 # --- the events DataFrame ----------------------------------------------------------------
@@ -136,12 +147,17 @@ def _without(struct: T.StructType, path: Sequence[str]) -> T.StructType:
 
 
 def events_frame(spark: Any, batches: Sequence[Sequence[Any]], schema: T.StructType,
-                 on: str) -> DataFrame:
-    """Scripted micro-batches of event rows (payload ``{"t": ms, "p": event}``) as the
-    contract's ``events``: ``schema``'s columns, ``on`` the timestamp of ``t``."""
+                 on: str, feed: MemoryFeed | None = None) -> DataFrame:
+    """Micro-batches of event rows (payload ``{"t": ms, "p": event}``) as the contract's
+    ``events``: ``schema``'s columns, ``on`` the timestamp of ``t``. From the scripted
+    source, or from ``feed``'s stream of payload texts (the caller feeds ``batches``)."""
     path = on.split(".")
     body = _without(schema, path)
-    parsed = scripted_stream(spark, batches).where(F.col("kind") == F.lit(EVENT)).select(
+    payloads = (
+        scripted_stream(spark, batches).where(F.col("kind") == F.lit(EVENT)).select("payload")
+        if feed is None else feed.frame().select(F.col("value").alias("payload"))
+    )
+    parsed = payloads.select(
         F.from_json(
             "payload", T.StructType([T.StructField("t", T.LongType()), T.StructField("p", body)])
         ).alias("e")
@@ -159,101 +175,6 @@ def events_frame(spark: Any, batches: Sequence[Sequence[Any]], schema: T.StructT
     return parsed.select(*columns)
 
 
-# --- scenarios one after another in one query --------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ShiftedPlan:
-    """One scenario's part of a shared query: its micro-batches (``plan``), the shift of
-    its event times, its first micro-batch id, and the stretch of (shifted) time its
-    windows lie in, ``[low_ms, high_ms)``."""
-
-    plan: StockPlan
-    offset_ms: int
-    first_batch: int
-    low_ms: int
-    high_ms: int
-
-    @property
-    def last_batch(self) -> int:
-        """Id of its empty micro-batch (the solo run's no-data micro-batch)."""
-        return self.first_batch + len(self.plan.feed.batches)
-
-
-def _event_time(row: tuple[Any, ...]) -> int | None:
-    """The event time (ms) of a plan row: its payload is ``{"t": ms or null, "p": event}``."""
-    time: int | None = json.loads(str(row[5]))["t"]
-    return time
-
-
-def _times(plan: StockPlan) -> list[int]:
-    times = (_event_time(r) for b in plan.feed.batches for r in b)
-    return [t for t in times if t is not None]
-
-
-def shift_unit_ms(query: Query) -> int:
-    """Offsets are multiples of this: a day and the spec's hop (windows start at multiples
-    of the hop), or the hop alone when their least common multiple passes a thousand days."""
-    window = query.window
-    if not isinstance(window, FixedWindows):
-        return DAY_MS
-    unit = math.lcm(DAY_MS, window.hop_ms)
-    return unit if unit <= 1000 * DAY_MS else window.hop_ms
-
-
-def separation_ms(query: Query) -> int:
-    """Time left free between two scenarios' events: more than any window of a day."""
-    window = query.window
-    longest = window.size_ms if isinstance(window, FixedWindows) else (
-        window.gap_ms if isinstance(window, SessionWindows) else 0)
-    tolerance = getattr(window, "tolerance_ms", 0)
-    return 2 * (DAY_MS + longest + int(tolerance))
-
-
-def shifted_plans(plans: Sequence[StockPlan], query: Query) -> list[list[ShiftedPlan]]:
-    """Queries of scenarios placed one after another in time (see the module docstring):
-    each a list of ShiftedPlan. A session scenario with an event time before the epoch, or one
-    that would pass Spark's largest timestamp, starts a new query."""
-    unit, gap = shift_unit_ms(query), separation_ms(query)
-    queries: list[list[ShiftedPlan]] = []
-    high = 0
-    batch = 0
-    for plan in plans:
-        times = _times(plan) or [0]
-        low_t, high_t = min(times), max(times)
-        offset = 0
-        floor_matters = low_t < 0 and not isinstance(query.window, FixedWindows)
-        if queries and not floor_matters and len(queries[-1]) < MAX_PER_QUERY:
-            offset = -(-(high + gap - low_t) // unit) * unit
-            if offset + high_t + gap > MAX_TIMESTAMP_MS:
-                offset = 0
-        if offset == 0:
-            queries.append([])
-            batch = 0
-        lo = offset + low_t - gap // 2
-        hi = offset + high_t + gap // 2
-        queries[-1].append(ShiftedPlan(plan, offset, batch, lo, hi))
-        batch += len(plan.feed.batches) + 1
-        high = offset + high_t
-    return queries
-
-
-def shifted_batches(plans: Sequence[ShiftedPlan]) -> list[list[tuple[Any, ...]]]:
-    """The query's micro-batches: each scenario's (times shifted), then an empty one."""
-    out: list[list[tuple[Any, ...]]] = []
-    for shifted in plans:
-        for rows in shifted.plan.feed.batches:
-            moved = []
-            for row in rows:
-                body = json.loads(str(row[5]))
-                if body["t"] is not None:
-                    body["t"] += shifted.offset_ms
-                moved.append((*row[:5], to_json_text(body)))
-            out.append(moved)
-        out.append([])
-    return out
-
-
 # --- the job's output --------------------------------------------------------------------
 
 
@@ -267,6 +188,8 @@ class OutputShape:
     """Row columns holding (shifted) times: timestamps, ``window_start()``/``window_end()``."""
     packed: bool
     """The result has the exact operator's output columns (``stock.stock_window``)."""
+    mode: str = "append"
+    """The query's output mode: its rows' reason and ``partial`` (``output_modes.MODE_ROWS``)."""
 
 
 def _find(columns: Sequence[str], path: str) -> str | None:
@@ -297,7 +220,7 @@ def shaped(result: Any, query: Query, job_name: str) -> tuple[DataFrame, OutputS
         return (
             result.select(F.col("start_ms").alias("_wt_start"), F.col("end_ms").alias("_wt_end"),
                           "group", "row"),
-            OutputShape(query.group_by, (), times, True),
+            OutputShape(query.group_by, (), times, True, query.output_mode),
         )
 
     def millis(name: str) -> Column:
@@ -339,7 +262,8 @@ def shaped(result: Any, query: Query, job_name: str) -> tuple[DataFrame, OutputS
         (F.unix_millis(F.col(f"`{c}`")) if n in is_time else F.col(f"`{c}`")).alias(f"_wt_r{i}")
         for i, (n, c) in enumerate(zip(names, row, strict=True))
     ]
-    return result.select(*selected), OutputShape(query.group_by, tuple(names), times, False)
+    return result.select(*selected), OutputShape(query.group_by, tuple(names), times, False,
+                                                 query.output_mode)
 
 
 def _plain(value: Any) -> Any:
@@ -370,9 +294,11 @@ def emission_of(record: Mapping[str, Any], shape: OutputShape, offset_ms: int,
         if isinstance(row.get(name), int):
             row[name] -= offset_ms
     after_seq, wall_ms = position
+    reason, partial = MODE_ROWS[shape.mode]
     return Emission(
         window=WindowRef(record["_wt_start"] - offset_ms, record["_wt_end"] - offset_ms),
-        group=group, row=row, reason="close", after_seq=after_seq, wall_ms=wall_ms,
+        group=group, row=row, reason=reason, after_seq=after_seq, wall_ms=wall_ms,
+        partial=partial,
     )
 
 
@@ -403,11 +329,13 @@ def check_job_spec(query: Query) -> None:
 
 
 def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
-                 job_name: str = "job", batched: bool = True) -> list[JobRun]:
-    """Hold ``job`` to every scenario, many per query (``batched``) or one query each;
-    one JobRun per scenario, in order. Scenarios share a query when they share the
-    spec, time unit and event columns. Raises InvalidSpec for a spec or stream Spark
-    cannot take or a job breaking the contract (before or when its query starts)."""
+                 job_name: str = "job", batched: bool = True,
+                 lanes: int = DEFAULT_LANES) -> list[JobRun]:
+    """Hold ``job`` to every scenario, many per query (``batched``) or one query each,
+    ``lanes`` queries side by side (:mod:`~windtunnel.spark_impl.harness.job_lanes`); one JobRun per
+    scenario, in order. Scenarios share a query when they share the spec, time unit and
+    event columns. Raises InvalidSpec for a spec or stream Spark cannot take or a job
+    breaking the contract (before or when its query starts)."""
     plans = []
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, scenario in enumerate(scenarios):
@@ -421,28 +349,48 @@ def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
     runs: dict[int, JobRun] = {
         i: JobRun((), (), plan) for i, plan in enumerate(plans) if not plan.feed.batches
     }  # no micro-batch: a solo run has no query to run
+    tasks: list[list[Any]] = []
+    owners: list[list[list[int]]] = []  # per lane, per query: the scenarios it holds
     for (query, _, schema_json), every in groups.items():
         members = [i for i in every if i not in runs]
-        if not members:
-            continue
         schema = T.StructType.fromJson(json.loads(schema_json))
-        if batched:
-            placed = shifted_plans([plans[i] for i in members], query)
-        else:
-            placed = [[ShiftedPlan(plans[i], 0, 0, -MAX_TIMESTAMP_MS, MAX_TIMESTAMP_MS)]
-                      for i in members]
-        at = 0
-        for shared in placed:
-            got = _run_query(spark, job, query, schema, shared, job_name)
-            for offset, run in enumerate(got):
-                runs[members[at + offset]] = run
-            at += len(shared)
+        for lane in split([len(plans[i].feed.batches) for i in members], lanes):
+            chosen = [members[i] for i in lane]
+            if batched:
+                placed = shifted_plans([plans[i] for i in chosen], query)
+            else:
+                placed = [[ShiftedPlan(plans[i], 0, 0, -MAX_TIMESTAMP_MS, MAX_TIMESTAMP_MS)]
+                          for i in chosen]
+            tasks.append([functools.partial(_run_query, spark, job, query, schema, shared,
+                                            job_name) for shared in placed])
+            at = itertools.accumulate((len(shared) for shared in placed), initial=0)
+            owners.append([chosen[a : a + len(shared)] for a, shared in zip(at, placed,
+                                                                            strict=False)])
+    for lane_owners, lane_runs in zip(owners, run_lanes(tasks), strict=True):
+        for held, got in zip(lane_owners, lane_runs, strict=True):
+            runs.update(zip(held, got, strict=True))
     return [runs[i] for i in range(len(scenarios))]
 
 
 def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
-               plans: Sequence[ShiftedPlan], job_name: str) -> list[JobRun]:
-    events = events_frame(spark, shifted_batches(plans), schema, query.window.on)
+               plans: Sequence[ShiftedPlan], job_name: str,
+               started: Started | None = None) -> list[JobRun]:
+    """One query's scenarios, fed from memory (the scripted source where that is not
+    possible); a job Spark refuses on the fast feed's state store runs with the session's."""
+    try:
+        return _run_fed(spark, job, query, schema, plans, job_name, started, memory_feed(spark))
+    except InvalidSpec as exc:
+        if not needs_rocksdb(exc):
+            raise
+    return _run_fed(spark, job, query, schema, plans, job_name, started,
+                    memory_feed(spark, fast=False))
+
+
+def _run_fed(spark: Any, job: Job, query: Query, schema: T.StructType,
+             plans: Sequence[ShiftedPlan], job_name: str, started: Started | None,
+             feed: MemoryFeed | None) -> list[JobRun]:
+    batches = shifted_batches(plans)
+    events = events_frame(spark, batches, schema, query.window.on, feed)
     try:
         result = job(events)
     except InvalidSpec:
@@ -454,14 +402,18 @@ def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
         raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
                           "fix the job function") from None
     out, shape = shaped(result, query, job_name)
-    collected = _collect(out, job_name, query)
+    texts = [[str(row[5]) for row in rows] for rows in batches]
+    drive = None if feed is None else functools.partial(feed.drive, batches=texts)
+    collected = _collect(out, job_name, query, started, drive)
+    complete = query.output_mode == "complete"  # no no-data micro-batch, nothing late
     found: list[list[tuple[int, Emission]]] = [[] for _ in plans]
     for batch_id, record in collected:
         for index, shifted in enumerate(plans):
-            if not shifted.first_batch <= batch_id <= shifted.last_batch:
+            if not shifted.first_batch <= batch_id <= shifted.last_batch - complete:
                 continue
             start, end = record["_wt_start"], record["_wt_end"]
-            if not (shifted.low_ms <= start and shifted.offset_ms < end <= shifted.high_ms):
+            floor = shifted.low_ms if complete else shifted.offset_ms
+            if not (shifted.low_ms <= start and floor < end <= shifted.high_ms):
                 continue  # another scenario's window, or one a solo run finds late
             local = batch_id - shifted.first_batch
             position = shifted.plan.positions[local]
@@ -475,10 +427,13 @@ def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
     return runs
 
 
-def _collect(out: DataFrame, job_name: str, spec: Query) -> list[tuple[int, dict[str, Any]]]:
-    """Run to the end in append mode; rows with their micro-batch id. Spark's refusal
-    (e.g. an aggregation without a watermark in append mode) is an InvalidSpec whose fix
-    matches the job's watermark; a failure inside the query names its root cause."""
+def _collect(out: DataFrame, job_name: str, spec: Query, started: Started | None = None,
+             drive: Callable[[Any], None] | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """Run to the end in ``spec``'s output mode: ``availableNow`` over the scripted source,
+    or ``drive(query)`` feeding a memory feed batch by batch; ``started`` is told the query
+    (None when fed: it starts no Python process). Rows with their micro-batch id. Spark's
+    refusal (e.g. an aggregation without a watermark in append mode) is an InvalidSpec whose
+    fix matches the job's watermark; a failure inside the query names its root cause."""
     collected: list[tuple[int, dict[str, Any]]] = []
 
     def keep(batch: DataFrame, batch_id: int) -> None:
@@ -486,17 +441,22 @@ def _collect(out: DataFrame, job_name: str, spec: Query) -> list[tuple[int, dict
 
     with tempfile.TemporaryDirectory(prefix="windtunnel-job-") as checkpoint:
         try:
-            query = (
-                out.writeStream.outputMode("append").foreachBatch(keep)
-                .option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-            )
+            writer = (out.writeStream.outputMode(spec.output_mode).foreachBatch(keep)
+                      .option("checkpointLocation", checkpoint))
+            query = (writer.trigger(availableNow=True) if drive is None
+                     else writer.trigger(processingTime="0 seconds")).start()
         except Exception as exc:
             window = spec.window
             fix = append_mode_fix(out, window.on, getattr(window, "tolerance_ms", 0))
             raise InvalidSpec("--job", job_name, f"Spark rejects the job: {cause_line(exc)}",
                               fix) from None
         try:
-            query.awaitTermination()
+            if started is not None:
+                started(query if drive is None else None)
+            if drive is None:
+                query.awaitTermination()
+            else:
+                drive(query)
         except Exception as exc:
             raise InvalidSpec("--job", job_name, f"the job's query failed: {cause_line(exc)}",
                               "fix the job function (windtunnel --debug shows Spark's trace)"

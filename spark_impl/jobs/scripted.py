@@ -4,6 +4,11 @@ Its offset is a batch index advancing by one per ``latestOffset`` call, so a que
 run with ``trigger(availableNow=True)`` (or waited on with ``processAllAvailable``)
 sees the scripted micro-batches one by one, whatever the trigger timing.
 Rows travel inside the source's options (JSON), so this is for replay-sized inputs.
+
+The module imports only PySpark: Spark unpickles the source in a fresh Python process per
+query (its offsets) and in every Python worker reading it, so each import here is paid per
+query; the row schema (``schema.INPUT_DDL``, whose module loads the oracle) travels as an
+option.
 """
 
 from __future__ import annotations
@@ -14,8 +19,6 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-
-from windtunnel.spark_impl.schema import INPUT_DDL
 
 NAME = "windtunnel_scripted"
 
@@ -62,14 +65,15 @@ class ScriptedReader(OneBatchPerOffset):
 
 
 class ScriptedSource(DataSource):  # type: ignore[misc]
-    """``spark.readStream.format("windtunnel_scripted").option("batches", json)``."""
+    """``spark.readStream.format("windtunnel_scripted").option("schema", ddl)
+    .option("batches", json)``."""
 
     @classmethod
     def name(cls) -> str:
         return NAME
 
     def schema(self) -> str:
-        return INPUT_DDL
+        return str(self.options["schema"])
 
     def streamReader(self, schema: Any) -> ScriptedReader:
         return ScriptedReader(json.loads(self.options["batches"]))
@@ -77,9 +81,12 @@ class ScriptedSource(DataSource):  # type: ignore[misc]
 
 def scripted_stream(spark: Any, batches: Sequence[Sequence[Sequence[Any]]]) -> Any:
     """A streaming DataFrame (schema.INPUT_DDL) delivering ``batches`` as micro-batches."""
+    from windtunnel.spark_impl.schema import INPUT_DDL  # here: see the module docstring
+
     spark.dataSource.register(ScriptedSource)
     return (
         spark.readStream.format(NAME)
+        .option("schema", INPUT_DDL)
         .option("batches", json.dumps([[list(r) for r in b] for b in batches]))
         .load()
     )

@@ -1,5 +1,5 @@
 """What stock Spark does: a window spec compiled to ``withWatermark`` + ``window()`` /
-``session_window()`` and a streaming aggregation in append mode.
+``session_window()`` and a streaming aggregation in the spec's output mode (append by default).
 
 This is the mapping a Spark user would write by hand, not windtunnel's exact operator:
 its results follow the oracle's ``spark`` profile (docs/semantics.md "The spark profile";
@@ -8,8 +8,11 @@ fixed windows are ``window(ts, size, every)`` (``[start_ms, end_ms)``, starts al
 the epoch), sessions are ``session_window(ts, gap)`` (``[first, last + gap)``).
 
 Output rows have the exact operator's schema (:data:`windtunnel.spark_impl.schema.OUTPUT_DDL`):
-one ``emit`` row per window, group and ``aggregate_by`` value, reason ``close``,
-``partial`` false. Stock Spark drops late rows without a trace, so there are no ``drop``
+one ``emit`` row per window, group and ``aggregate_by`` value, reason ``close`` and
+``partial`` false in append mode (``update``/``complete`` and true in the spec's other
+``output_mode``, which the query must then be started with:
+:func:`~windtunnel.spark_impl.harness.stock_replay.replay_stock` does).
+Stock Spark drops late rows without a trace, so there are no ``drop``
 rows, and a streaming aggregation does not know its micro-batch: ``after_seq``,
 ``wall_ms`` and the ordering columns are null in :func:`stock_window`'s output and are
 filled from the micro-batch id by
@@ -25,6 +28,7 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import RULE_VALUES, Rules
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.profiles import SPARK_PROFILE, check_supported
+from windtunnel.oracle.windows.output_modes import MODE_ROWS
 from windtunnel.spark_impl.schema import (
     OUTPUT_COLUMNS,
 )
@@ -164,14 +168,15 @@ def stock_window(
     else:
         parts = [_value_json(F.col(f"_g{i}")) for i in range(len(keys))]
         group = F.concat(F.lit("["), F.concat_ws(", ", *parts), F.lit("]"))
+    reason, partial = MODE_ROWS[query.output_mode]
     values: dict[str, Column] = {
         "type": F.lit("emit"),
         "start_ms": start,
         "end_ms": end,
         "group": group,
         "row": F.to_json(F.struct(*fields), {"ignoreNullFields": "false"}),
-        "reason": F.lit("close"),
-        "partial": F.lit(False),
+        "reason": F.lit(reason),
+        "partial": F.lit(partial),
     }
     types = {"type": "string", "group": "string", "row": "string", "reason": "string",
              "windows": "string", "message": "string", "partial": "boolean"}

@@ -15,13 +15,9 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.spark_impl.harness.feed import feed
 from windtunnel.spark_impl.harness.general import query_groups
+from windtunnel.spark_impl.harness.job_placement import separation_ms, shift_unit_ms, shifted_plans
 from windtunnel.spark_impl.harness.stock_replay import plan_stock
-from windtunnel.spark_impl.harness.user_job import (
-    event_schema,
-    separation_ms,
-    shift_unit_ms,
-    shifted_plans,
-)
+from windtunnel.spark_impl.harness.user_job import event_schema
 
 
 def _scenario(text: str) -> Scenario:
@@ -103,7 +99,7 @@ def test_scenarios_are_placed_far_apart_on_the_window_grid() -> None:
     assert placed[0].offset_ms == 0
     for before, after in itertools.pairwise(placed):
         assert before.high_ms <= after.low_ms  # windows of two scenarios never mix
-        assert after.first_batch == before.last_batch + 1  # one empty micro-batch between
+        assert after.first_batch == before.last_batch  # its first is the no-data micro-batch
         assert after.offset_ms - before.offset_ms >= separation_ms(query)
 
 

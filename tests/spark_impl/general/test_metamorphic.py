@@ -2,7 +2,7 @@
 
 Each Hypothesis example draws one window spec and a few streams (every kind, keys,
 disorder, null times, batches, idle periods, idle timeouts), makes transformed copies,
-and runs them all in one Spark query (``spark_impl.multi_exact.run_exact_many``: every
+and runs them all in one Spark query (``spark_impl.harness.general.run_exact_many``: every
 scenario as if run alone). The Spark runs are then compared with each other:
 
 - the same events in fewer, larger micro-batches give the same outputs as the drawn batches;
