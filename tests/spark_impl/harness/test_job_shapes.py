@@ -18,7 +18,7 @@ from windtunnel.conformance.check import DETECT, check
 from windtunnel.conformance.targets.spark import job_target
 from windtunnel.oracle.model.stream import events_of
 
-FOLDER = Path(__file__).resolve().parents[2] / "examples" / "spark_jobs"
+FOLDER = Path(__file__).resolve().parents[3] / "examples" / "spark_jobs"
 EXAMPLES = 4
 
 
