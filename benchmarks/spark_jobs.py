@@ -27,7 +27,9 @@ Sides, each timed from query start to termination, best of ``--repeat``:
 
 Prints events/s per side and ``production/stock``. ``--scaling`` runs the chosen shapes in
 two more processes at ``local[1]`` and ``local[2]`` and prints each side's 2-core/1-core
-throughput ratio.
+throughput ratio. ``local[1]`` only limits Spark's task slots: the driver, the JIT, the
+garbage collector and the Python side still use every CPU. ``--pin`` also pins each process
+(and the JVM and Python workers it starts) to that many CPUs, so the 1-core run has one CPU.
 
 Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--events N]
      [--keys K] [--repeat R] [--files F] [--general] [--scaling] [--cores C]
@@ -36,6 +38,7 @@ Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--ev
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -276,6 +279,9 @@ def main() -> int:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--general", action="store_true")
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--pin", action="store_true",
+                        help="with --scaling: pin each process (Python, JVM, Python workers) to "
+                        "as many CPUs as its cores, so local[1] runs on one CPU")
     parser.add_argument("--files", type=int, default=2, help="input files per micro-batch")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (internal)")
     args = parser.parse_args()
@@ -297,7 +303,12 @@ def main() -> int:
             command += ["--events", str(args.events)]
         if args.keys:
             command += ["--keys", str(args.keys)]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        pinned = None
+        if args.pin and hasattr(os, "sched_setaffinity"):
+            pinned = functools.partial(os.sched_setaffinity, 0,
+                                       sorted(os.sched_getaffinity(0))[:cores])
+        done = subprocess.run(command, capture_output=True, text=True, check=True,
+                              preexec_fn=pinned)
         line = next(x for x in done.stdout.splitlines() if x.startswith("RESULTS "))
         by_cores[cores] = json.loads(line.removeprefix("RESULTS "))
         report(by_cores[cores], cores)

@@ -63,8 +63,8 @@ def run_stock(spark: Any, directory: Path) -> tuple[float, float]:
 def state_bytes(checkpoint: Path) -> int:
     """Bytes of the slice files the newest committed state version consists of."""
     root = checkpoint / "windtunnel" / "state"
-    versions = sorted((int(p.name) for p in root.iterdir() if (p / "COMMIT").is_file()), default=None)
-    if versions is None:
+    versions = sorted(int(p.name) for p in root.iterdir() if (p / "COMMIT").is_file())
+    if not versions:
         return 0
     newest = versions[-1]
     lines = (root / str(newest) / "COMMIT").read_text().splitlines()
