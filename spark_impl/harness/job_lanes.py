@@ -114,7 +114,8 @@ def run_lanes(lanes: Sequence[Sequence[Task[T]]], gate: Gate | None = None) -> l
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
+            while thread.is_alive():  # a timed wait: Ctrl-C reaches this thread at once
+                thread.join(0.2)
     for error in errors:
         if error is not None:
             raise error

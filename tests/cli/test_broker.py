@@ -26,6 +26,7 @@ def test_the_broker_serves_until_ctrl_c() -> None:
     process = subprocess.Popen(
         [sys.executable, "-c", CLI, "broker", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
     )  # fmt: skip
     try:
         assert process.stdout is not None

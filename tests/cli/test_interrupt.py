@@ -17,13 +17,19 @@ import pytest
 CLI = "from windtunnel.cli.main import main; main()"
 
 
+def ctrl_c_delivered() -> None:
+    """In the child: SIGINT as a terminal delivers it. A shell runs background jobs with
+    SIGINT ignored, and Python keeps an ignored SIGINT ignored (no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Running:
     """A ``windtunnel`` process whose stderr lines are read as they come."""
 
     def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", CLI, *args], cwd=cwd, env=env, text=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=ctrl_c_delivered,
         )  # fmt: skip
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
