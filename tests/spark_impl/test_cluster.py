@@ -2,7 +2,7 @@
 from the pip wheel on 127.0.0.1, each running a scenario replay (compared with the oracle
 by ``--engine both``) and a ``windtunnel run`` job (compared with the oracle here).
 
-In one test the standalone executors run a Python that has pyspark but not windtunnel
+On the standalone cluster the executors run a Python that has pyspark but not windtunnel
 (``foreign_python``), as on workers where only the driver's machine has windtunnel: they
 import windtunnel, its subpackages included, only from the zip the driver ships.
 
@@ -301,6 +301,10 @@ def test_replay_and_run_beyond_one_machine(
 ) -> None:
     address = request.getfixturevalue("standalone" if where == "standalone" else "connect_server")
     flag = "--master" if where == "standalone" else "--remote"
+    # on the cluster the worker's Python cannot import windtunnel: the general operator's
+    # modules (windtunnel.oracle.model, windtunnel.oracle.windows, ...) come from the
+    # shipped zip, the production operator's classes from the shipped jar
+    executors = request.getfixturevalue("two_machines_python") if where == "standalone" else None
     replayed = windtunnel(
         "replay",
         str(EXAMPLES / "brute-force.yaml"),
@@ -313,6 +317,7 @@ def test_replay_and_run_beyond_one_machine(
         flag,
         address,
         tmp=tmp_path,
+        executor_python=executors,
     )
     assert replayed.returncode == 0, replayed.stderr[-3000:]
     # stderr holds windtunnel's own lines only (progress, then the verdict): Spark's log
@@ -336,26 +341,8 @@ def test_replay_and_run_beyond_one_machine(
         flag,
         address,
         tmp=tmp_path,
+        executor_python=executors,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "cluster-job: 3 micro-batches, 241 rows in" in ran.stderr
     assert job_lines(out) == oracle_lines(stream)
-
-
-def test_executors_without_windtunnel_run_the_shipped_package(
-    standalone: str, two_machines_python: Path, tmp_path: Path
-) -> None:
-    """The worker's Python cannot import windtunnel: the exact operator's modules
-    (windtunnel.oracle.model, windtunnel.oracle.windows, ...) come from the shipped zip."""
-    replayed = windtunnel(
-        "replay",
-        str(EXAMPLES / "brute-force.yaml"),
-        "--engine",
-        "both",
-        "--master",
-        standalone,
-        tmp=tmp_path,
-        executor_python=two_machines_python,
-    )
-    assert replayed.returncode == 0, replayed.stderr[-3000:]
-    assert verdict(replayed.stderr)[0].startswith("spark matches the oracle (23 outputs")
