@@ -148,17 +148,20 @@ def _run_group(spark: Any, scenarios: Sequence[Scenario]) -> list[ExactRun]:
     return runs
 
 
-def collect_by_batch(out: Any, checkpoint: str | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """Run a streaming DataFrame to its end (AvailableNow, append mode, ``foreachBatch``);
-    its rows as dicts, each with the id of the micro-batch that produced it."""
+def collect_by_batch(
+    out: Any, checkpoint: str | None = None, *, output_mode: str = "append", what: str = "multi"
+) -> list[tuple[int, dict[str, Any]]]:
+    """Run a streaming DataFrame to its end (AvailableNow, ``output_mode``, ``foreachBatch``);
+    its rows as dicts, each with the id of the micro-batch that produced it. Without
+    ``checkpoint`` a temporary ``windtunnel-<what>-*`` one is used and removed."""
     collected: list[tuple[int, dict[str, Any]]] = []
 
     def keep(batch: Any, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
 
-    with checkpoint_dir(checkpoint, "multi") as location:
+    with checkpoint_dir(checkpoint, what) as location:
         query = (
-            out.writeStream.outputMode("append")
+            out.writeStream.outputMode(output_mode)
             .foreachBatch(keep)
             .option("checkpointLocation", location)
             .trigger(availableNow=True)

@@ -31,6 +31,7 @@ from windtunnel.oracle.model.stream import (
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.spark_impl.harness.feed import Feed
+from windtunnel.spark_impl.harness.general import collect_by_batch
 from windtunnel.spark_impl.harness.runs import SparkRun, divergences
 from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import (
@@ -40,7 +41,6 @@ from windtunnel.spark_impl.schema import (
     print_order,
     to_json_text,
 )
-from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.stock.mapping import check_stock, stock_window
 from windtunnel.spark_impl.stock.payload import payload_schema
 
@@ -182,23 +182,8 @@ def replay_stock(
     check_stock(scenario.query, scenario.rules)
     plan = plan_stock(scenario, micro_batch)
     out = stock_window(stock_events(spark, plan), scenario.query, event_time="_t_ms")
-    collected: list[tuple[int, dict[str, Any]]] = []
-
-    def keep(batch: DataFrame, batch_id: int) -> None:
-        collected.extend((batch_id, r.asDict()) for r in batch.collect())
-
-    with checkpoint_dir(checkpoint, "stock") as location:
-        query = (
-            out.writeStream.outputMode(scenario.query.output_mode)
-            .foreachBatch(keep)
-            .option("checkpointLocation", location)
-            .trigger(availableNow=True)
-            .start()
-        )
-        try:
-            query.awaitTermination()
-        finally:
-            query.stop()
+    collected = collect_by_batch(out, checkpoint, output_mode=scenario.query.output_mode,
+                                 what="stock")
     records = []
     for batch_id, record in collected:
         after_seq, wall_ms = plan.positions[min(batch_id, len(plan.positions) - 1)]
