@@ -328,10 +328,14 @@ def _session(config: pytest.Config) -> Any:
 
     try:
         with requires_extra("spark", "the windtunnel_spark fixture"):
-            from windtunnel.spark_impl.session import spark_session  # type: ignore[import-not-found,unused-ignore]
+            from windtunnel.spark_impl.session import (  # type: ignore[import-not-found,unused-ignore]
+                CHECK_CONF,
+                spark_session,
+            )
 
             spark = spark_session(
-                config.getoption("--windtunnel-master"), config.getoption("--windtunnel-remote")
+                config.getoption("--windtunnel-master"), config.getoption("--windtunnel-remote"),
+                conf=CHECK_CONF,
             )
     except MissingExtra as exc:
         pytest.skip(str(exc))

@@ -61,6 +61,18 @@ BASE_CONF = {
 """Settings for a local or cluster session (Connect sessions take the server's)."""
 
 
+CHECK_CONF = {
+    # checks run thousands of micro-batches of a few rows each: the JVM's optimizing JIT
+    # (C2) spent more than a third of the JVM's CPU compiling Spark's planner for them;
+    # C1 alone compiles it at a fraction of that, and the code cache it fills is larger
+    # than C1's default of 48 MB
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m",
+}
+"""Settings of the session windtunnel starts for ``check`` and the pytest plugin (not for
+``run``, whose large micro-batches need the optimizing JIT); they apply only when the
+session's JVM starts with them (docs/conformance.md, "The per-scenario floor")."""
+
+
 LOG_ENV = "WINDTUNNEL_SPARK_LOG"
 """Where the JVM's stderr (Spark's log and its Python workers' chatter) goes: a file path,
 or ``-`` to keep it on the terminal. Default: ``windtunnel-spark.log`` in the temp dir."""

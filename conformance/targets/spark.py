@@ -38,12 +38,14 @@ from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 
 
-def _session(spark: Any) -> Any:
+def check_session(spark: Any) -> Any:
+    """``spark``, or windtunnel's own session for checks when None: started once with
+    :data:`~windtunnel.spark_impl.session.CHECK_CONF`, Spark's log at errors only."""
     if spark is not None:
         return spark
-    from windtunnel.spark_impl.session import spark_session
+    from windtunnel.spark_impl.session import CHECK_CONF, spark_session
 
-    session = spark_session()
+    session = spark_session(conf=CHECK_CONF)
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -82,7 +84,7 @@ class GeneralTarget:
 
         for scenario in scenarios:
             exact_rules(scenario)  # input errors before Spark starts
-        runs = run_exact_many(_session(self.spark), scenarios)
+        runs = run_exact_many(check_session(self.spark), scenarios)
         out = []
         for scenario, run in zip(scenarios, runs, strict=True):
             indexes = check_indexes(scenario, run.run.feed.seq_ranges)
@@ -128,7 +130,7 @@ class ProductionTarget:
                 )
             key = engine_spec(scenario.query, rules, scenario.time_unit_ms, scenario.start_wall_ms)
             groups.setdefault(key, []).append(index)
-        spark = _session(self.spark)
+        spark = check_session(self.spark)
         found: dict[int, TargetRun] = {}
         for members in groups.values():
             chosen = [scenarios[i] for i in members]
@@ -163,7 +165,7 @@ class JobTarget:
         for index, scenario in enumerate(scenarios):
             check_job_spec(scenario.query)  # input errors before Spark starts
             by_query.setdefault(scenario.query, []).append(index)
-        spark = _session(self.spark)
+        spark = check_session(self.spark)
         found: dict[int, TargetRun] = {}
         for query, members in by_query.items():
             chosen = [scenarios[i] for i in members]

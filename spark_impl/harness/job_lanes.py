@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from windtunnel.oracle.model.errors import InvalidSpec
 
-DEFAULT_LANES = 2
+DEFAULT_LANES = 3
 """Queries side by side (docs/conformance.md, "The per-scenario floor", has the measurements)."""
 
 STARTING = 2

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 from windtunnel.conformance.targets import target_named
-from windtunnel.conformance.targets.spark import check_indexes, job_target
+from windtunnel.conformance.targets.spark import check_indexes, check_session, job_target
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.spark_impl.harness.feed import feed
@@ -137,3 +137,32 @@ input:
     assert {f.name: f.dataType for f in meta.fields} == {
         "src": T.StringType(), "ts": T.TimestampType()
     }
+
+
+def test_a_check_starts_its_own_session_with_the_check_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without a session, the Spark targets start one with CHECK_CONF (the JIT settings for
+    many small micro-batches); a session given is used as it is."""
+    from windtunnel.spark_impl import session
+
+    started: list[dict[str, str] | None] = []
+
+    class Context:
+        def setLogLevel(self, level: str) -> None:
+            assert level == "ERROR"
+
+    class Session:
+        sparkContext = Context()
+
+    def fake_session(*_args: object, conf: dict[str, str] | None = None) -> Session:
+        started.append(conf)
+        return Session()
+
+    monkeypatch.setattr(session, "spark_session", fake_session)
+    assert isinstance(check_session(None), Session)
+    assert started == [session.CHECK_CONF]
+    assert "-XX:TieredStopAtLevel=1" in session.CHECK_CONF["spark.driver.extraJavaOptions"]
+    given = object()
+    assert check_session(given) is given
+    assert len(started) == 1

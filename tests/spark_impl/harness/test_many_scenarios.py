@@ -210,3 +210,32 @@ def test_a_job_breaking_the_contract_is_one_line(spark: Any, job: Any, words: st
     message = str(caught.value)
     assert words in message and "\n" not in message
     assert message.startswith("--job=")
+
+
+SESSIONS = _spec("""
+profile: spark
+window: {kind: session, gap: 4s, tolerance: 3s}
+group_by: key
+aggregate: {n: count(), hi: max(value)}
+""")
+
+
+@pytest.mark.parametrize("spec", [STOCK, SESSIONS], ids=["hopping", "session"])
+def test_the_interpreted_feeding_session_equals_generated_code(
+    spark: Any, spec: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jobs run in a feeding session without Spark's code generation (cheaper for micro-
+    batches of a few rows); the rows are those of the same queries with it."""
+    from windtunnel.spark_impl.harness import memory_feed
+
+    scenarios = _with_streams(spec, random_streams(5, 3, events=6, nulls=False))
+    assert memory_feed.FEEDING_CONF["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+    interpreted = stock_target(spark, lanes=1).run_many(scenarios)
+    generating = {k: v for k, v in memory_feed.FEEDING_CONF.items() if "codegen" not in k}
+    monkeypatch.setattr(memory_feed, "FEEDING_CONF", generating)
+    monkeypatch.setattr(memory_feed, "_sessions", {})  # sessions built with the new settings
+    generated = stock_target(spark, lanes=1).run_many(scenarios)
+    assert any(r.outputs for r in generated)
+    for one, other in zip(interpreted, generated, strict=True):
+        assert divergences(one.outputs, other.outputs) == []
+        assert one.micro_batches == other.micro_batches
