@@ -67,6 +67,10 @@ def _no_traceback(self: Any, request: Any, client_address: Any) -> None:
     """A request a socket server's thread failed on: said nothing (the CLI names the cause)."""
 
 
+def _thread_quiet(args: Any) -> None:
+    """A thread's uncaught exception while the CLI stops: said nothing (the CLI said why)."""
+
+
 def _raise_terminated(signum: int, frame: Any) -> NoReturn:
     raise Terminated()
 
@@ -92,6 +96,9 @@ def interrupted(code: int, debug: bool) -> NoReturn:
     """Stop Spark if it runs, say so in one line and exit with ``code`` (a second Ctrl-C
     while stopping leaves at once)."""
     main = threading.current_thread() is threading.main_thread()
+    if not debug:  # threads still calling a stopping JVM must not log or print until exit
+        logging.disable(logging.CRITICAL)
+        threading.excepthook = _thread_quiet
     handlers = {}
     if main:
         for number in (signal.SIGINT, signal.SIGTERM):

@@ -56,8 +56,8 @@ class Running:
         self.process.kill()
         raise AssertionError(f"no line with {words!r}; stderr so far: {self.lines}")
 
-    def interrupt(self, timeout_s: float = 120) -> int:
-        self.process.send_signal(signal.SIGINT)
+    def interrupt(self, timeout_s: float = 120, number: int = signal.SIGINT) -> int:
+        self.process.send_signal(number)
         try:
             code = self.process.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -111,7 +111,16 @@ input: [{event: {ts: 1000, user: a}}]
 
 
 @pytest.mark.spark
-def test_ctrl_c_during_check_stops_spark_and_exits_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("number", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_during_check_stops_spark_and_exits_130(
+    tmp_path: Path, number: int, code: int, said: str
+) -> None:
+    """And SIGTERM (what ``timeout`` and CI runners send) exits 143 the same way: the lanes'
+    threads, still calling the stopping JVM, print nothing after the one line."""
     (tmp_path / "spec.yaml").write_text(SPEC)
     (tmp_path / "wt_interrupt_jobs.py").write_text(JOB)
     env = environment(tmp_path)
@@ -120,9 +129,9 @@ def test_ctrl_c_during_check_stops_spark_and_exits_130(tmp_path: Path) -> None:
         tmp_path, env,
     )  # fmt: skip
     running.wait_for("checking wt_interrupt_jobs:counts: 1/5,001 scenarios", timeout_s=600)
-    time.sleep(2)  # into the first query of generated streams
-    assert running.interrupt() == 130
-    assert running.lines[-1] == "windtunnel: interrupted (Ctrl-C); Spark stopped"
+    time.sleep(5)  # into the queries of generated streams, the lanes running
+    assert running.interrupt(number=number) == code
+    assert running.lines[-1] == f"windtunnel: {said}; Spark stopped"
     assert len(running.lines) <= 3, "\n".join(running.lines)  # the estimate, one progress line, this
     assert not any("Traceback" in line or "py4j" in line for line in running.lines)
     assert not (tmp_path / ".hypothesis").exists()
