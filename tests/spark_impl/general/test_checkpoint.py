@@ -22,11 +22,12 @@ from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.results import Result
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.spark_impl.harness.feed import feed
-from windtunnel.spark_impl.harness.replay import compare_with_oracle, scenario_window
+from windtunnel.spark_impl.harness.replay import compare_with_oracle
 from windtunnel.spark_impl.harness.runs import SparkRun
-from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of, print_order
 from windtunnel.spark_impl.session import SPEED_CONF
+
+from .json_runs import run_piece
 
 pytestmark = pytest.mark.spark
 
@@ -60,26 +61,6 @@ def stream(seed: int, n: int = 40, batch: int = 8, idle: bool = True) -> dict:
     }
 
 
-def run_piece(spark, fed, scenario, upto: int, out: Path, checkpoint: Path) -> list[int]:
-    """Run the query on micro-batches ``[0, upto)`` from ``checkpoint`` until it is idle;
-    the ids of the micro-batches it ran."""
-    rows = scripted_stream(spark, fed.batches[:upto])
-    windows = scenario_window(rows, scenario, BUCKETS)
-    query = (
-        windows.writeStream.format("json")
-        .option("path", str(out))
-        .option("checkpointLocation", str(checkpoint))
-        .outputMode("append")
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
-    return [progress["batchId"] for progress in query.recentProgress]
-
-
 def committed(spark, out: Path, scenario, fed) -> SparkRun:
     """Everything the file sink committed (its metadata log), as one run."""
     records = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(out)).collect()]
@@ -103,13 +84,13 @@ def test_stop_and_restart_at_several_points_loses_and_duplicates_nothing(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     # stop after micro-batches 0..1; then a crash after micro-batch 3 was written but
     # not committed; then the rest of the stream
-    assert run_piece(spark, fed, scenario, 2, out, checkpoint) == [0, 1]
-    assert run_piece(spark, fed, scenario, 4, out, checkpoint) == [2, 3]
+    assert run_piece(spark, fed, scenario, 2, out, checkpoint, BUCKETS) == [0, 1]
+    assert run_piece(spark, fed, scenario, 4, out, checkpoint, BUCKETS) == [2, 3]
     commits = checkpoint / "commits"
     assert sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit()) == [0, 1, 2, 3]
     (commits / "3").unlink()  # micro-batch 3 runs again on restart
     (commits / ".3.crc").unlink(missing_ok=True)  # with its checksum, as if never written
-    assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint) == [3, 4, 5]
+    assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint, BUCKETS) == [3, 4, 5]
     assert state_files(checkpoint, ".changelog")  # the restart committed the new way
     run = committed(spark, out, scenario, fed)
     assert compare_with_oracle(scenario, run) == []
@@ -146,12 +127,12 @@ def test_a_checkpoint_written_with_sparks_default_file_settings_restarts_under_o
     for name, value in SPARK_DEFAULT_FILES.items():
         spark.conf.set(name, value)
     try:
-        assert run_piece(spark, fed, scenario, 3, out, checkpoint) == [0, 1, 2]
+        assert run_piece(spark, fed, scenario, 3, out, checkpoint, BUCKETS) == [0, 1, 2]
         assert state_files(checkpoint, ".zip") and not state_files(checkpoint, ".changelog")
     finally:
         for name, value in ours.items():
             spark.conf.set(name, value)
-    assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint) == [3, 4, 5]
+    assert run_piece(spark, fed, scenario, len(fed.batches), out, checkpoint, BUCKETS) == [3, 4, 5]
     assert state_files(checkpoint, ".changelog")  # the restart committed the new way
     run = committed(spark, out, scenario, fed)
     assert compare_with_oracle(scenario, run) == []

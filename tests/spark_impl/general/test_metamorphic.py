@@ -22,7 +22,6 @@ import copy
 import json
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,10 +35,11 @@ from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.simulator.strategies import scenario_dicts
 from windtunnel.spark_impl.harness.feed import feed
 from windtunnel.spark_impl.harness.general import run_exact_many
-from windtunnel.spark_impl.harness.replay import replay_on_spark, scenario_window
+from windtunnel.spark_impl.harness.replay import replay_on_spark
 from windtunnel.spark_impl.harness.runs import divergences
-from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of
+
+from .json_runs import run_piece
 
 SPARK_SETTINGS = settings(
     max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -195,24 +195,6 @@ def test_spark_runs_relate_as_the_properties_say(spark, family, multiple) -> Non
     assert runs[done : done + count] == runs[done + count :]
 
 
-def run_until(spark: Any, scenario: Any, fed: Any, upto: int, out: Path, checkpoint: Path) -> None:
-    """Run the query on micro-batches ``[0, upto)`` from ``checkpoint`` until it is idle."""
-    rows = scripted_stream(spark, fed.batches[:upto])
-    query = (
-        scenario_window(rows, scenario, 1)
-        .writeStream.format("json")
-        .option("path", str(out))
-        .option("checkpointLocation", str(checkpoint))
-        .outputMode("append")
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
-
-
 @pytest.mark.spark
 @settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=rich(max_events=10, kinds=("fixed", "session")), cut=st.integers(1, 4))
@@ -222,8 +204,8 @@ def test_restart_from_checkpoint_equals_the_uninterrupted_run(spark, tmp_path_fa
     assume(len(fed.batches) >= 2)
     cut = min(cut, len(fed.batches) - 1)
     tmp = tmp_path_factory.mktemp("restart")
-    run_until(spark, scenario, fed, cut, tmp / "out", tmp / "checkpoint")
-    run_until(spark, scenario, fed, len(fed.batches), tmp / "out", tmp / "checkpoint")
+    run_piece(spark, fed, scenario, cut, tmp / "out", tmp / "checkpoint", 1)
+    run_piece(spark, fed, scenario, len(fed.batches), tmp / "out", tmp / "checkpoint", 1)
     records = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp / "out")).collect()]
     uninterrupted = replay_on_spark(scenario, spark, buckets=1).result.outputs
     assert lines(output_of(r) for r in records) == lines(uninterrupted)
