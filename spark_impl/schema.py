@@ -44,6 +44,12 @@ CLOCK = "clock"
 END = "end"
 KINDS = (EVENT, CLOCK, END)
 
+CONSTANT = {"windtunnel_constant": True}
+"""Metadata of a job input column that holds one value on every row because the source has
+no such column (``kind``: every row an event; ``arrival_ms``, ``after_seq``: null). The
+production operator leaves such a column out of the rows it reads; a column computed from
+it loses the mark (Spark keeps metadata only through plain column references)."""
+
 FIELD_PREFIX = "wt_field_"
 """Typed event columns kept beside the JSON payload (``dataframe_source`` in jobs/sources.py);
 the production operator reads them directly."""

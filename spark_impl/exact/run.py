@@ -23,7 +23,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.outputs import Output
 from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
-from windtunnel.spark_impl.schema import FIELD_PREFIX
+from windtunnel.spark_impl.schema import CONSTANT, FIELD_PREFIX
 
 STREAM_COLUMNS = {
     "seq": "seq", "arrival": "arrival_ms", "kind": "kind", "after_seq": "after_seq", "lane": "lane",
@@ -59,14 +59,21 @@ def typed_columns(source: DataFrame, time_field: str | None, pass_through: bool)
     return [f.name for f in fields]
 
 
-def prepared_input(source: DataFrame, query: Any) -> tuple[DataFrame, dict[str, Any], bool]:
+def prepared_input(
+    source: DataFrame, query: Any, *, read_constants: bool = False
+) -> tuple[DataFrame, dict[str, Any], bool]:
     """The micro-batch columns the plan reads, their layout, and whether the time field is a
-    timestamp column."""
+    timestamp column. Stream columns marked :data:`CONSTANT` are left out unless
+    ``read_constants`` (rows of another source are added to the micro-batch later)."""
     from pyspark.sql import functions as F
 
     time_field = query.window.on if "." not in query.window.on else None
     typed = typed_columns(source, time_field, query.aggregate is None)
-    stream = [c for c in STREAM_COLUMNS.values() if c in source.columns]
+    stream = [
+        f.name for f in source.schema.fields
+        if f.name in STREAM_COLUMNS.values() and (read_constants or not is_constant(f))
+    ]
+    stream.sort(key=list(STREAM_COLUMNS.values()).index)
     if typed is None:
         selected = source.select(*stream, "payload")
         layout = input_layout(
@@ -86,6 +93,12 @@ def prepared_input(source: DataFrame, query: Any) -> tuple[DataFrame, dict[str, 
         for f in selected.schema.fields
     )
     return selected, layout, is_ts
+
+
+def is_constant(field: Any) -> bool:
+    """Whether a stream column holds one value on every row (:data:`CONSTANT`): left out, the
+    operator reads its default (every row an event; no arrival; no after_seq)."""
+    return field.name != "seq" and bool(field.metadata.get(next(iter(CONSTANT))))
 
 
 def with_ticks(source: DataFrame, tick_ms: int) -> DataFrame:
@@ -145,14 +158,15 @@ def run_production(
 
     spark = source.sparkSession
     jvm = choice.jvm
-    selected, layout, time_is_ts = prepared_input(source, job.query)
+    system = clock == "system"
+    ticks = system and "processingTime" in options
+    selected, layout, time_is_ts = prepared_input(source, job.query, read_constants=ticks)
     spec = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
     slices = stored_slices(jvm, spark, checkpoint) or choice.slices
     plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock)
     run = open_run(jvm, spark, plan, checkpoint)
     progress = Progress()
-    system = clock == "system"
-    if system and "processingTime" in options:
+    if ticks:
         selected = with_ticks(selected, tick_ms)
 
     def micro_batch(df: DataFrame, batch_id: int) -> None:

@@ -20,7 +20,7 @@ from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.spark_impl.general.processor import make_steps, run_batch
 from windtunnel.spark_impl.general.stateful import WindowProcessor
-from windtunnel.spark_impl.schema import CLOCK, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
+from windtunnel.spark_impl.schema import CLOCK, CONSTANT, END, EVENT, INPUT_COLUMNS, OUTPUT_DDL
 
 CONTROL_COLUMNS = ("bucket", "kind", "seq", "arrival_ms", "after_seq", "payload")
 
@@ -91,7 +91,7 @@ def prepare(
     prepared = df.select(
         # without a kind column every row is an event: one bucket each, nothing to copy
         (F.explode(spread) if kind else event_bucket.cast("int")).alias("bucket"),
-        *row_columns(kind_col, seq, arrival_ms, after_seq, payload_col),
+        *row_columns(kind_col, seq, arrival_ms, after_seq, payload_col, kind=kind),
     )
     return prepared.select(*INPUT_COLUMNS)
 
@@ -108,19 +108,29 @@ def json_payload(columns: Sequence[str]) -> Column:
 
 
 def row_columns(
-    kind_col: Column, seq: str, arrival_ms: str | None, after_seq: str | None, payload_col: Column
+    kind_col: Column,
+    seq: str,
+    arrival_ms: str | None,
+    after_seq: str | None,
+    payload_col: Column,
+    *,
+    kind: str | None = None,
 ) -> list[Column]:
     """``kind, seq, arrival_ms, after_seq, payload`` as schema.INPUT_COLUMNS types them (longs;
-    absent columns null; the payload on events only)."""
+    absent columns null; the payload on events only). ``kind`` names the kind column the
+    caller read, if any; an absent one (every row an event) and absent longs carry
+    :data:`~windtunnel.spark_impl.schema.CONSTANT` metadata."""
 
-    def long_or_null(name: str | None) -> Column:
-        return F.col(name).cast("long") if name else F.lit(None).cast("long")
+    def long_or_null(name: str | None, alias: str) -> Column:
+        if name:
+            return F.col(name).cast("long").alias(alias)
+        return F.lit(None).cast("long").alias(alias, metadata=CONSTANT)
 
     return [
-        kind_col.alias("kind"),
+        kind_col.alias("kind") if kind else kind_col.alias("kind", metadata=CONSTANT),
         F.col(seq).cast("long").alias("seq"),
-        long_or_null(arrival_ms).alias("arrival_ms"),
-        long_or_null(after_seq).alias("after_seq"),
+        long_or_null(arrival_ms, "arrival_ms"),
+        long_or_null(after_seq, "after_seq"),
         F.when(kind_col == F.lit(EVENT), payload_col).alias("payload"),
     ]
 

@@ -372,4 +372,4 @@ def dataframe_source(
     rest = [c for c in df.columns if c not in named]
     payload_col = F.col(payload).cast("string") if payload else json_payload(rest)
     typed = [] if payload else [F.col(c).alias(FIELD_PREFIX + c) for c in rest]
-    return df.select(*row_columns(kind_column(kind), seq, arrival_ms, after_seq, payload_col), *typed)
+    return df.select(*row_columns(kind_column(kind), seq, arrival_ms, after_seq, payload_col, kind=kind), *typed)

@@ -111,6 +111,31 @@ def test_a_file_uri_checkpoint_keeps_the_state_inside_it(spark: Any, tmp_path: P
     assert _outputs(spark, tmp_path / "out") == _oracle(BATCHES)
 
 
+def test_local_files_have_no_side_files_and_a_copy_with_them_resumes_exactly(
+    spark: Any, tmp_path: Path
+) -> None:
+    """On a local file system the state and output files are written without Hadoop's
+    ``.crc`` side files (each costs a child process there); a checkpoint that has them, as
+    one copied with Hadoop's own tools has, still resumes exactly."""
+    source = tmp_path / "in"
+    _write(source, range(3))
+    _run(spark, source, tmp_path / "out-a", str(tmp_path / "ckpt"))
+    assert not list((tmp_path / "ckpt" / "windtunnel").rglob("*.crc"))
+    assert not list((tmp_path / "out-a").glob(".*.crc"))
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    local = jvm.org.apache.hadoop.fs.FileSystem.getLocal(conf)
+    hadoop_path = jvm.org.apache.hadoop.fs.Path
+    jvm.org.apache.hadoop.fs.FileUtil.copy(
+        local, hadoop_path(str(tmp_path / "ckpt")), local, hadoop_path(str(tmp_path / "copy")),
+        False, conf,
+    )
+    assert list((tmp_path / "copy" / "windtunnel").rglob(".slice-*.crc"))
+    _write(source, range(3, BATCHES))
+    _run(spark, source, tmp_path / "out-b", str(tmp_path / "copy"))
+    assert _outputs(spark, tmp_path / "out-a", tmp_path / "out-b") == _oracle(BATCHES)
+
+
 def _damaged(spark: Any, tmp_path: Path, damage: Any, query: Query = QUERY) -> str:
     source = tmp_path / "in"
     _write(source, range(3))

@@ -61,6 +61,8 @@ public final class Entry {
     Dataset.class.getMethod("javaRDD");
     Dataset.class.getMethod("queryExecution");
     org.apache.spark.sql.execution.QueryExecution.class.getMethod("toRdd");
+    org.apache.spark.sql.execution.QueryExecution.class.getMethod("analyzed");
+    org.apache.spark.sql.execution.LogicalRDD.class.getMethod("rdd");
     org.apache.spark.sql.catalyst.InternalRow.class.getMethod("getUTF8String", int.class);
     String text = "user-\u00e9\u4e2d";
     if (KeySlice.hashString(text) != KeySlice.hashUtf8(

@@ -6,10 +6,17 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.util.CollectionAccumulator;
+import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * One query of the production operator on one checkpoint, driven from the micro-batch
@@ -28,17 +35,28 @@ import org.apache.spark.util.CollectionAccumulator;
 public final class ExactRun {
   private final SparkSession spark;
   private final Plan plan;
-  private final HadoopConf conf;
+  /** The Hadoop settings, for the driver's own file operations. */
+  private final Configuration conf;
+  /** The same for the tasks, sent once per query as Spark sends its own (a Spark class: the
+   * value a local-mode task reads is the driver's object, which a class of this jar, loaded
+   * once on the driver and once for the executors, could not be cast to). Deserializing a
+   * Configuration per task (hundreds of gzip-compressed strings) cost more than a small
+   * micro-batch's window work. */
+  private final Broadcast<SerializableConfiguration> taskConf;
   private final String root;
   private final String token;
   private final CollectionAccumulator<long[]> reports;
   private long[] versions;
+  /** The COMMIT read or written last (each micro-batch reads its base's). */
+  private StateStore.Commit lastCommit;
 
   private ExactRun(SparkSession spark, Plan plan, Configuration conf, String root, String token,
       long[] versions) {
     this.spark = spark;
     this.plan = plan;
-    this.conf = new HadoopConf(conf);
+    this.conf = conf;
+    this.taskConf = JavaSparkContext.fromSparkContext(spark.sparkContext())
+        .broadcast(new SerializableConfiguration(conf));
     this.root = root;
     this.token = token;
     this.versions = versions;
@@ -96,16 +114,28 @@ public final class ExactRun {
   private JavaRDD<Row> rows(Dataset<Row> batch, long version, long systemMs, String format,
       String directory) {
     long base = baseOf(version);
-    StateStore.Commit previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base);
+    StateStore.Commit previous = base < 0 ? null : commitOf(base);
     long[] files = previous == null ? null : previous.files;
     long lastSeq = previous == null ? -1 : previous.lastSeq;
     reports.reset();
-    Step step = new Step(plan, conf, root, token, version, base, files, reports, systemMs, lastSeq,
+    Step step = new Step(plan, taskConf, root, token, version, base, files, reports, systemMs, lastSeq,
         format, directory);
     JavaPairRDD<Integer, byte[]> packed = PackInternal.covers(plan)
-        ? batch.queryExecution().toRdd().toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
+        ? internalRows(batch).toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
         : batch.javaRDD().mapPartitionsToPair(new Pack(plan));
     return packed.partitionBy(new HashPartitioner(plan.slices)).mapPartitionsWithIndex(step, false);
+  }
+
+  /** The micro-batch's rows as Spark's internal rows. {@code foreachBatch} hands the
+   * micro-batch over as a {@code LogicalRDD} over the rows its query computed: those rows
+   * are read directly. Any other plan is executed ({@code toRdd}), which for a
+   * {@code LogicalRDD} would copy every row into a new buffer once more. */
+  static RDD<InternalRow> internalRows(Dataset<Row> batch) {
+    LogicalPlan logical = batch.queryExecution().analyzed();
+    if (logical instanceof LogicalRDD) {
+      return ((LogicalRDD) logical).rdd();
+    }
+    return batch.queryExecution().toRdd();
   }
 
   /** Records version {@code version} (every slice written) with the micro-batch's rows in and
@@ -114,12 +144,13 @@ public final class ExactRun {
   public long[] commit(long version) throws IOException {
     long base = baseOf(version);
     long[] files = new long[plan.slices];
-    long[] previous = base < 0 ? null : StateStore.readCommit(conf.get(), root, base).files;
+    StateStore.Commit before = base < 0 ? null : commitOf(base);
+    long[] previous = before == null ? null : before.files;
     boolean[] seen = new boolean[plan.slices];
     long rowsIn = 0;
     long rowsOut = 0;
     long open = 0;
-    long lastSeq = previous == null ? -1 : StateStore.readCommit(conf.get(), root, base).lastSeq;
+    long lastSeq = before == null ? -1 : before.lastSeq;
     List<long[]> got = reports.value();
     for (long[] report : got) {
       int slice = (int) report[0];
@@ -138,7 +169,7 @@ public final class ExactRun {
             + " did not report; its outputs were not computed");
       }
     }
-    StateStore.commit(conf.get(), root, version, files, rowsIn, rowsOut, lastSeq);
+    lastCommit = StateStore.commit(conf, root, version, files, rowsIn, rowsOut, lastSeq);
     long[] kept = new long[versions.length + 1];
     int n = 0;
     for (long v : versions) {
@@ -148,7 +179,7 @@ public final class ExactRun {
     }
     kept[n++] = version;
     versions = java.util.Arrays.copyOf(kept, n);
-    StateStore.cleanup(conf.get(), root, new long[] {base, version});
+    StateStore.cleanup(conf, root, new long[] {base, version});
     long keepFrom = Math.min(base < 0 ? version : base, version);
     versions = java.util.Arrays.stream(versions).filter(v -> v >= keepFrom).toArray();
     if (previous != null && previous.length != files.length) {
@@ -157,8 +188,16 @@ public final class ExactRun {
     return new long[] {rowsIn, rowsOut, open};
   }
 
+  private StateStore.Commit commitOf(long version) {
+    if (lastCommit == null || lastCommit.version != version) {
+      lastCommit = StateStore.readCommit(conf, root, version);
+    }
+    return lastCommit;
+  }
+
   /** Forgets this run's slices in this JVM's cache (the query stopped). */
   public void close() {
     SliceCache.release(root);
+    taskConf.destroy();
   }
 }

@@ -8,6 +8,7 @@ import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
@@ -44,11 +45,11 @@ final class OutputFiles {
     Path tmp = new Path(directory, "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
     try {
       FileSystem fs = target.getFileSystem(conf);
-      fs.mkdirs(target.getParent());
+      FileWrites.mkdirs(fs, target.getParent());
       if (format.equals("parquet")) {
-        writeParquet(conf, tmp, schema, rows);
+        writeParquet(FileWrites.parquetFile(conf, fs, tmp), conf, schema, rows);
       } else {
-        try (OutputStream out = fs.create(tmp, true)) {
+        try (OutputStream out = FileWrites.create(fs, tmp)) {
           out.write(jsonLines(schema, rows).getBytes(StandardCharsets.UTF_8));
         }
       }
@@ -106,11 +107,11 @@ final class OutputFiles {
     return builder.named("spark_schema");
   }
 
-  private static void writeParquet(Configuration conf, Path path, StructType schema,
+  private static void writeParquet(OutputFile file, Configuration conf, StructType schema,
       List<Object[]> rows) throws IOException {
     // dictionaries only where values repeat (type, reason): for times, groups and results
     // they cost a hash lookup per value and fall back to plain pages anyway
-    try (ParquetWriter<Object[]> writer = new RowsParquet.Builder(path, parquetSchema(schema))
+    try (ParquetWriter<Object[]> writer = new RowsParquet.Builder(file, parquetSchema(schema))
         .withConf(conf)
         .withCompressionCodec(CompressionCodecName.SNAPPY)
         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)

@@ -2,9 +2,9 @@ package windtunnel.spark;
 
 import java.util.Collections;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.api.WriteSupport;
+import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
@@ -58,12 +58,12 @@ final class RowsParquet extends WriteSupport<Object[]> {
     consumer.endMessage();
   }
 
-  /** A writer of rows of {@code type} to {@code path}. */
+  /** A writer of rows of {@code type} to {@code file}. */
   static final class Builder extends ParquetWriter.Builder<Object[], Builder> {
     private final MessageType type;
 
-    Builder(Path path, MessageType type) {
-      super(path);
+    Builder(OutputFile file, MessageType type) {
+      super(file);
       this.type = type;
     }
 

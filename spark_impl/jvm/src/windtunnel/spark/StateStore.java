@@ -15,7 +15,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.zip.CRC32;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -177,10 +176,11 @@ public final class StateStore {
 
   /** Records that every slice of {@code version} is written: {@code files[p]} is the version
    * whose file holds slice p. */
-  public static void commit(Configuration conf, String root, long version, long[] files,
+  public static Commit commit(Configuration conf, String root, long version, long[] files,
       long rowsIn, long rowsOut, long lastSeq) throws IOException {
     Commit commit = new Commit(version, files, rowsIn, rowsOut, lastSeq);
     writeAtomically(conf, commitFile(root, version), commit.text().getBytes(StandardCharsets.UTF_8));
+    return commit;
   }
 
   /** The commit of {@code version}, or null when that version was never committed. */
@@ -350,7 +350,7 @@ public final class StateStore {
   static void writeAtomically(Configuration conf, Path path, byte[] bytes) throws IOException {
     FileSystem fs = path.getFileSystem(conf);
     Path tmp = new Path(path.getParent(), "." + path.getName() + "." + UUID.randomUUID() + ".tmp");
-    try (FSDataOutputStream out = fs.create(tmp, true)) {
+    try (java.io.OutputStream out = FileWrites.create(fs, tmp)) {
       out.write(bytes);
     }
     if (fs.exists(path)) {

@@ -11,9 +11,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.util.CollectionAccumulator;
+import org.apache.spark.util.SerializableConfiguration;
 import scala.Tuple2;
 
 /**
@@ -35,7 +37,7 @@ import scala.Tuple2;
 final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>, Iterator<Row>> {
   private static final long serialVersionUID = 1L;
   private final Plan plan;
-  private final HadoopConf conf;
+  private final Broadcast<SerializableConfiguration> conf;
   private final String root;
   private final String token;
   private final long version;
@@ -48,7 +50,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   private final String fileFormat;
   private final String directory;
 
-  Step(Plan plan, HadoopConf conf, String root, String token, long version, long baseVersion,
+  Step(Plan plan, Broadcast<SerializableConfiguration> conf, String root, String token, long version, long baseVersion,
       long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore,
       String fileFormat, String directory) {
     this.plan = plan;
@@ -74,7 +76,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     Map<Long, Object> lanes = (Map<Long, Object>) SliceCache.take(root, token, slice, baseVersion);
     if (lanes == null) {
       lanes = file < 0 ? new TreeMap<>()
-          : decode(engine, StateStore.readSlice(conf.get(), root, plan.fingerprint, file, slice));
+          : decode(engine, StateStore.readSlice(conf.value().value(), root, plan.fingerprint, file, slice));
     }
     List<Object[]> out = new ArrayList<>();
     EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
@@ -108,7 +110,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
     }
     if (changed || file < 0) {
-      StateStore.writeSliceOrFail(conf.get(), root, plan.fingerprint, version, slice,
+      StateStore.writeSliceOrFail(conf.value().value(), root, plan.fingerprint, version, slice,
           encode(engine, lanes));
       file = version;
     }
@@ -124,7 +126,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     }
     if (fileFormat != null) {
       if (!out.isEmpty()) {
-        OutputFiles.write(conf.get(), directory, version, slice, fileFormat, OutputRows.of(plan), out);
+        OutputFiles.write(conf.value().value(), directory, version, slice, fileFormat, OutputRows.of(plan), out);
       }
       return java.util.Collections.emptyIterator();
     }
