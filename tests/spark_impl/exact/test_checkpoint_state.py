@@ -136,6 +136,21 @@ def test_local_files_have_no_side_files_and_a_copy_with_them_resumes_exactly(
     assert _outputs(spark, tmp_path / "out-a", tmp_path / "out-b") == _oracle(BATCHES)
 
 
+def test_a_finished_query_leaves_no_slice_state_in_the_tasks_memory(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Tasks keep their slices' state in memory between micro-batches; once the query stops
+    they are dropped (in local mode the tasks' copy of that cache is not the driver's)."""
+    from windtunnel.spark_impl.jvm.binding import load
+
+    source = tmp_path / "in"
+    _write(source, range(3))
+    _run(spark, source, tmp_path / "out", str(tmp_path / "ckpt"))
+    jvm = load(spark).jvm
+    assert jvm is not None
+    assert jvm.call("cachedSlices", spark._jsparkSession, str(tmp_path / "ckpt")) == 0
+
+
 def _damaged(spark: Any, tmp_path: Path, damage: Any, query: Query = QUERY) -> str:
     source = tmp_path / "in"
     _write(source, range(3))

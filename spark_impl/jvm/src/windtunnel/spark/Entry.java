@@ -47,6 +47,10 @@ public final class Entry {
           return -1; // open() says what is wrong with it
         }
       }
+      case "cachedSlices": // the slices of a state root the tasks keep in memory
+        return SliceCache.countInTasks(((SparkSession) args[0]).sparkContext(),
+            StateStore.root(((SparkSession) args[0]).sparkContext().hadoopConfiguration(),
+                (String) args[1]));
       default:
         throw new IllegalArgumentException("no entry " + name);
     }

@@ -195,9 +195,25 @@ public final class ExactRun {
     return lastCommit;
   }
 
-  /** Forgets this run's slices in this JVM's cache (the query stopped). */
+  /** Forgets this run's slices in the slice caches (the query stopped): the driver's, and the
+   * tasks' copy through a small job (best effort: on a cluster its tasks need not reach every
+   * executor; the entries are bounded and held softly). */
   public void close() {
     SliceCache.release(root);
     taskConf.destroy();
+    org.apache.spark.SparkContext sc = spark.sparkContext();
+    if (!sc.isStopped()) {
+      try {
+        int tasks = Math.max(1, sc.defaultParallelism());
+        List<Integer> each = new java.util.ArrayList<>();
+        for (int i = 0; i < tasks; i++) {
+          each.add(i);
+        }
+        JavaSparkContext.fromSparkContext(sc).parallelize(each, tasks)
+            .foreach(new SliceCache.Release(root));
+      } catch (RuntimeException stopping) {
+        // best effort: the entries are held softly and bounded in number
+      }
+    }
   }
 }

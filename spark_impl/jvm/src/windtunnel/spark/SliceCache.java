@@ -1,6 +1,8 @@
 package windtunnel.spark;
 
+import java.lang.ref.SoftReference;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -11,7 +13,12 @@ import java.util.Map;
  * (a new checkpoint, or a copy elsewhere, never shares entries). {@link #take} removes the
  * entry: a task mutates the state in place, so a failed attempt leaves nothing behind and a
  * retry reads the base version's file; {@link #put} keeps the state after the new version.
- * Bounded (least recently used out); a missing entry only costs a read.
+ * Bounded (least recently used out) and held softly (the garbage collector may drop entries
+ * rather than run out of memory); a missing entry only costs a read.
+ *
+ * <p>In local mode the driver and the tasks load this jar through different class loaders,
+ * so the driver's {@link #release} reaches another copy of this class: {@link ExactRun#close}
+ * also runs it in a task ({@link Release}).
  */
 final class SliceCache {
   private static final int CAPACITY = 512;
@@ -26,11 +33,26 @@ final class SliceCache {
 
   private static final class Entry {
     final long version;
-    final Object state;
+    final SoftReference<Object> state;
 
     Entry(long version, Object state) {
       this.version = version;
-      this.state = state;
+      this.state = new SoftReference<>(state);
+    }
+  }
+
+  /** {@link #release} of one state root, as a task runs it. */
+  static final class Release implements org.apache.spark.api.java.function.VoidFunction<Integer> {
+    private static final long serialVersionUID = 1L;
+    private final String root;
+
+    Release(String root) {
+      this.root = root;
+    }
+
+    @Override
+    public void call(Integer ignored) {
+      release(root);
     }
   }
 
@@ -47,7 +69,7 @@ final class SliceCache {
     }
     synchronized (ENTRIES) {
       Entry entry = ENTRIES.remove(key(root, token, slice));
-      return entry != null && entry.version == version ? entry.state : null;
+      return entry != null && entry.version == version ? entry.state.get() : null;
     }
   }
 
@@ -55,6 +77,24 @@ final class SliceCache {
     synchronized (ENTRIES) {
       ENTRIES.put(key(root, token, slice), new Entry(version, state));
     }
+  }
+
+  /** How many slices of {@code root} this copy of the cache holds. */
+  static int count(String root) {
+    synchronized (ENTRIES) {
+      return (int) ENTRIES.keySet().stream().filter(k -> k.startsWith(root + "\n")).count();
+    }
+  }
+
+  /** {@link #count} in the tasks' copy: one task per core. */
+  static int countInTasks(org.apache.spark.SparkContext sc, String root) {
+    int tasks = Math.max(1, sc.defaultParallelism());
+    List<Integer> each = new java.util.ArrayList<>();
+    for (int i = 0; i < tasks; i++) {
+      each.add(i);
+    }
+    return org.apache.spark.api.java.JavaSparkContext.fromSparkContext(sc).parallelize(each, tasks)
+        .map(i -> count(root)).reduce(Math::max);
   }
 
   /** Forgets every slice of {@code root} (the query stopped). */
