@@ -17,6 +17,10 @@ import org.apache.parquet.schema.MessageType;
 final class RowsParquet extends WriteSupport<Object[]> {
   private final MessageType type;
   private final String[] names;
+  /** Per column, the last string written and its bytes: rows in a row repeat the same
+   * group, type and reason objects, so they are encoded once. */
+  private final String[] lastText;
+  private final Binary[] lastBinary;
   private RecordConsumer consumer;
 
   RowsParquet(MessageType type) {
@@ -25,6 +29,8 @@ final class RowsParquet extends WriteSupport<Object[]> {
     for (int i = 0; i < names.length; i++) {
       names[i] = type.getFieldName(i);
     }
+    this.lastText = new String[names.length];
+    this.lastBinary = new Binary[names.length];
   }
 
   @Override
@@ -47,7 +53,12 @@ final class RowsParquet extends WriteSupport<Object[]> {
       }
       consumer.startField(names[i], i);
       if (value instanceof String) {
-        consumer.addBinary(Binary.fromString((String) value));
+        if (value != lastText[i]) {
+          lastText[i] = (String) value;
+          lastBinary[i] = Binary.fromConstantByteArray(
+              lastText[i].getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        consumer.addBinary(lastBinary[i]);
       } else if (value instanceof Boolean) {
         consumer.addBoolean((Boolean) value);
       } else {
