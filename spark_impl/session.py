@@ -73,6 +73,36 @@ CHECK_CONF = {
 session's JVM starts with them (docs/conformance.md, "The per-scenario floor")."""
 
 
+NIO_LOCAL_FILES = "windtunnel.spark.NioLocalFileSystem"
+"""Hadoop's local file system with permissions set in-process (``NioLocalFileSystem.java``):
+Hadoop without its native library (PySpark ships none) runs ``chmod`` as a child process for
+every new file and directory, about 9 ms of wall time and 10 ms of CPU each here, and a
+streaming query writes several files per micro-batch (offsets, commits, state)."""
+
+
+def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]:
+    """The settings that give a local session :data:`NIO_LOCAL_FILES` for ``file:`` paths:
+    windtunnel's jar on the driver's class path (local mode: the tasks run in the driver)
+    and ``fs.file.impl``. Empty for a cluster master, when ``conf`` already chooses a file
+    system for ``file:``, or when no jar built for this Spark is at hand (then Hadoop's own
+    file system stays)."""
+    if (master or "local").split("[")[0] != "local" or "spark.hadoop.fs.file.impl" in conf:
+        return {}
+    from windtunnel.spark_impl.jvm.build import jar_for_spark, jar_info, spark_version
+
+    try:
+        path, _ = jar_for_spark()
+    except Exception:  # no javac and no shipped jar, or javac failed: Hadoop's own then
+        return {}
+    info = jar_info(path)
+    if info is None or info.spark != spark_version():
+        return {}
+    class_path = os.pathsep.join(
+        p for p in (conf.get("spark.driver.extraClassPath"), str(path)) if p
+    )
+    return {"spark.driver.extraClassPath": class_path, "spark.hadoop.fs.file.impl": NIO_LOCAL_FILES}
+
+
 LOG_ENV = "WINDTUNNEL_SPARK_LOG"
 """Where the JVM's stderr (Spark's log and its Python workers' chatter) goes: a file path,
 or ``-`` to keep it on the terminal. Default: ``windtunnel-spark.log`` in the temp dir."""
@@ -216,12 +246,14 @@ def spark_session(
     shuffle_partitions: int = 2,
     app_name: str = "windtunnel",
     conf: dict[str, str] | None = None,
+    local_files: bool = False,
 ) -> Any:
     """A SparkSession: ``remote`` (``sc://host:port``) for Spark Connect, else ``master``
     (default ``local[2]``; ``spark://host:port`` for a standalone cluster). The package's
     modules are shipped for cluster and Connect sessions; ``app_name``, ``conf`` and
     ``shuffle_partitions`` apply to local and cluster sessions (Connect sessions have the
-    server's). Raises EngineUnavailable when
+    server's). ``local_files``: a local session's ``file:`` paths go through
+    :data:`NIO_LOCAL_FILES` (:func:`local_files_conf`). Raises EngineUnavailable when
     the session cannot start: no Java for a JVM (``java.ensure_java``), nothing listening at
     ``remote`` or ``master`` (``check_reachable``), or Spark's own failure."""
     _python_env()
@@ -239,6 +271,8 @@ def spark_session(
         if master and master.startswith("spark://"):
             settings.setdefault("spark.driver.host", "127.0.0.1")
         settings.update(conf or {})
+        if local_files:
+            settings.update(local_files_conf(master, settings))
         for key, value in settings.items():
             builder = builder.config(key, value)
         with _jvm_stderr_to_log(), _keeping_sigint():

@@ -40,12 +40,13 @@ from windtunnel.oracle.scenario import Scenario
 
 def check_session(spark: Any) -> Any:
     """``spark``, or windtunnel's own session for checks when None: started once with
-    :data:`~windtunnel.spark_impl.session.CHECK_CONF`, Spark's log at errors only."""
+    :data:`~windtunnel.spark_impl.session.CHECK_CONF` and in-process local file permissions
+    (``local_files``), Spark's log at errors only."""
     if spark is not None:
         return spark
     from windtunnel.spark_impl.session import CHECK_CONF, spark_session
 
-    session = spark_session(conf=CHECK_CONF)
+    session = spark_session(conf=CHECK_CONF, local_files=True)
     session.sparkContext.setLogLevel("ERROR")
     return session
 
