@@ -80,6 +80,26 @@ every new file and directory, about 9 ms of wall time and 10 ms of CPU each here
 streaming query writes several files per micro-batch (offsets, commits, state)."""
 
 
+def local_files_jar(jar: Path) -> Path:
+    """A jar beside ``jar`` holding only its :data:`NIO_LOCAL_FILES` classes (made once): on the
+    driver's class path it gives Hadoop the file system, while the operator's own classes
+    still load from ``jar`` through windtunnel's loader (``jvm/binding.py``), as a jar given
+    to it must (a class on the application class path would shadow it)."""
+    import zipfile
+
+    small = jar.with_name(jar.stem + "-localfs.jar")
+    if small.is_file():
+        return small
+    prefix = NIO_LOCAL_FILES.replace(".", "/")
+    tmp = small.with_name(f".{small.name}.{os.getpid()}.tmp")
+    with zipfile.ZipFile(jar) as whole, zipfile.ZipFile(tmp, "w") as part:
+        for item in whole.infolist():
+            if item.filename.startswith(prefix):
+                part.writestr(item, whole.read(item))
+    os.replace(tmp, small)
+    return small
+
+
 def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]:
     """The settings that give a local session :data:`NIO_LOCAL_FILES` for ``file:`` paths:
     windtunnel's jar on the driver's class path (local mode: the tasks run in the driver)
@@ -98,7 +118,7 @@ def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]
     if info is None or info.spark != spark_version():
         return {}
     class_path = os.pathsep.join(
-        p for p in (conf.get("spark.driver.extraClassPath"), str(path)) if p
+        p for p in (conf.get("spark.driver.extraClassPath"), str(local_files_jar(path))) if p
     )
     return {"spark.driver.extraClassPath": class_path, "spark.hadoop.fs.file.impl": NIO_LOCAL_FILES}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,11 @@ from windtunnel.spark_impl.session import NIO_LOCAL_FILES, local_files_conf
 def test_a_local_check_session_gets_the_file_system_and_a_cluster_one_does_not() -> None:
     conf = local_files_conf(None, {})
     assert conf["spark.hadoop.fs.file.impl"] == NIO_LOCAL_FILES
-    assert Path(conf["spark.driver.extraClassPath"]).is_file()
+    jar = Path(conf["spark.driver.extraClassPath"])
+    # only the file system's classes: the operator's own load through windtunnel's loader
+    with zipfile.ZipFile(jar) as classes:
+        names = [n for n in classes.namelist() if n.endswith(".class")]
+    assert names and all(n.startswith("windtunnel/spark/NioLocalFileSystem") for n in names)
     kept = local_files_conf("local[2]", {"spark.driver.extraClassPath": "/opt/mine.jar"})
     assert kept["spark.driver.extraClassPath"].startswith("/opt/mine.jar" + os.pathsep)
     assert local_files_conf("spark://10.0.0.1:7077", {}) == {}
