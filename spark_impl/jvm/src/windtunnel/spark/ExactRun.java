@@ -204,13 +204,7 @@ public final class ExactRun {
     org.apache.spark.SparkContext sc = spark.sparkContext();
     if (!sc.isStopped()) {
       try {
-        int tasks = Math.max(1, sc.defaultParallelism());
-        List<Integer> each = new java.util.ArrayList<>();
-        for (int i = 0; i < tasks; i++) {
-          each.add(i);
-        }
-        JavaSparkContext.fromSparkContext(sc).parallelize(each, tasks)
-            .foreach(new SliceCache.Release(root));
+        SliceCache.perCore(sc).foreach(new SliceCache.Release(root));
       } catch (RuntimeException stopping) {
         // best effort: the entries are held softly and bounded in number
       }

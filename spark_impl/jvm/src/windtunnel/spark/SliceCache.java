@@ -88,13 +88,17 @@ final class SliceCache {
 
   /** {@link #count} in the tasks' copy: one task per core. */
   static int countInTasks(org.apache.spark.SparkContext sc, String root) {
+    return perCore(sc).map(i -> count(root)).reduce(Math::max);
+  }
+
+  /** A small RDD of one element per core: a job over it runs a task in every slot. */
+  static org.apache.spark.api.java.JavaRDD<Integer> perCore(org.apache.spark.SparkContext sc) {
     int tasks = Math.max(1, sc.defaultParallelism());
     List<Integer> each = new java.util.ArrayList<>();
     for (int i = 0; i < tasks; i++) {
       each.add(i);
     }
-    return org.apache.spark.api.java.JavaSparkContext.fromSparkContext(sc).parallelize(each, tasks)
-        .map(i -> count(root)).reduce(Math::max);
+    return org.apache.spark.api.java.JavaSparkContext.fromSparkContext(sc).parallelize(each, tasks);
   }
 
   /** Forgets every slice of {@code root} (the query stopped). */
