@@ -81,15 +81,22 @@ streaming query writes several files per micro-batch (offsets, commits, state)."
 
 
 def local_files_jar(jar: Path) -> Path:
-    """A jar beside ``jar`` holding only its :data:`NIO_LOCAL_FILES` classes (made once): on the
-    driver's class path it gives Hadoop the file system, while the operator's own classes
-    still load from ``jar`` through windtunnel's loader (``jvm/binding.py``), as a jar given
-    to it must (a class on the application class path would shadow it)."""
+    """A jar holding only ``jar``'s :data:`NIO_LOCAL_FILES` classes, made once in windtunnel's
+    cache and named by ``jar``'s digest (never beside a shipped jar, whose folder may be
+    read-only and outlives upgrades): on the driver's class path it gives Hadoop the file
+    system, while the operator's own classes still load from ``jar`` through windtunnel's
+    loader (``jvm/binding.py``), as a jar given to it must (a class on the application class
+    path would shadow it). Raises OSError when the cache cannot be written."""
+    import hashlib
     import zipfile
 
-    small = jar.with_name(jar.stem + "-localfs.jar")
+    from windtunnel.spark_impl.jvm.build import cache_dir
+
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()[:16]
+    small: Path = cache_dir() / "jvm" / f"localfs-{digest}.jar"
     if small.is_file():
         return small
+    small.parent.mkdir(parents=True, exist_ok=True)
     prefix = NIO_LOCAL_FILES.replace(".", "/")
     tmp = small.with_name(f".{small.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(jar) as whole, zipfile.ZipFile(tmp, "w") as part:
@@ -117,9 +124,11 @@ def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]
     info = jar_info(path)
     if info is None or info.spark != spark_version():
         return {}
-    class_path = os.pathsep.join(
-        p for p in (conf.get("spark.driver.extraClassPath"), str(local_files_jar(path))) if p
-    )
+    try:
+        small = local_files_jar(path)
+    except OSError:  # no writable cache: Hadoop's own then
+        return {}
+    class_path = os.pathsep.join(p for p in (conf.get("spark.driver.extraClassPath"), str(small)) if p)
     return {"spark.driver.extraClassPath": class_path, "spark.hadoop.fs.file.impl": NIO_LOCAL_FILES}
 
 
