@@ -8,9 +8,14 @@ records as a ``jsonl`` file. Then, in one local[2] Spark session, the same windo
 (count per user per 1-second tumbling window of ``ts``, the exact operator, default
 profile) runs with ``trigger(availableNow=True)`` into a JSON sink twice:
 
-- kafka: ``kafka_source(..., reader="python")`` (windtunnel's Python data source);
+- kafka: ``kafka_source(..., reader="python")`` (windtunnel's Python data source; the
+  topic is keyed by ``user_id``, so the operator slices keys as Kafka's partitioner does
+  and every micro-batch skips the shuffle);
 - file (the baseline): ``records_source`` over the jsonl file, the same records in one
   micro-batch, no end row (Kafka has none), so both give the same output rows (checked).
+
+and once more over Kafka with the rows unmarked (keys sliced by windtunnel's hash: one
+shuffle per micro-batch), for the ratio no-shuffle/shuffle on the same source.
 
 A small warm-up job runs first (Python workers, planning). Prints the producer's rate, the
 events/s of each job (query start to end, best of ``--repeat``) and the ratio kafka/file,
@@ -36,6 +41,7 @@ from windtunnel.simulator.workloads import simulate
 from windtunnel.spark_impl.jobs.job import (
     JobSpec,
     Sink,
+    kafka_job_rows,
     kafka_records,
     kafka_source,
     records_source,
@@ -86,11 +92,17 @@ def main() -> None:
         assert report.ok and report.delivered == n, report
         print(f"producer: {n} events in {produced_s:.1f} s = {n / produced_s:,.0f} events/s")
 
-        def kafka_job(topic: str) -> Callable[[int], int]:
+        def kafka_job(topic: str, shuffle: bool = False) -> Callable[[int], int]:
             def job(attempt: int) -> int:
-                rows = kafka_source(spark, bootstrap=bootstrap, topic=topic, reader="python")
-                out = Sink("json", path=str(root / f"out-kafka-{topic}-{attempt}"))
-                return run_job(spec, rows, out).rows_out
+                if shuffle:  # rows without the topic's partition count: keys sliced by hash
+                    raw, _ = kafka_records(spark, bootstrap=bootstrap, topic=topic, reader="python")
+                    rows = kafka_job_rows(raw)
+                else:
+                    rows = kafka_source(spark, bootstrap=bootstrap, topic=topic, reader="python")
+                out = Sink("json", path=str(root / f"out-kafka-{topic}-{shuffle}-{attempt}"))
+                report = run_job(spec, rows, out)
+                assert report.unshuffled == (0 if shuffle else len(report.batches)), report
+                return report.rows_out
 
             return job
 
@@ -126,6 +138,10 @@ def main() -> None:
         print(f"exact job, Python Kafka source: {n / kafka_s:,.0f} events/s ({kafka_s:.1f} s, {kafka_out} rows out)")
         print(f"exact job, jsonl file source:   {n / file_s:,.0f} events/s ({file_s:.1f} s, {file_out} rows out)")
         print(f"ratio kafka/file (exact job): {file_s / kafka_s:.2f}")
+        shuffled_s, shuffled_out = best_of(args.repeat, kafka_job(TOPIC, shuffle=True))
+        assert shuffled_out == kafka_out, (shuffled_out, kafka_out)
+        print(f"exact job, Kafka, keys sliced by hash (shuffle): {n / shuffled_s:,.0f} events/s ({shuffled_s:.1f} s)")
+        print(f"ratio no-shuffle/shuffle (Kafka keyed by user_id): {shuffled_s / kafka_s:.2f}")
         raw_kafka_s, read_kafka = best_of(args.repeat, raw_read(True))
         raw_file_s, read_file = best_of(args.repeat, raw_read(False))
         assert read_kafka == read_file == n, (read_kafka, read_file)

@@ -3,7 +3,8 @@
 Two paths run the default profile's semantics on Spark:
 
 - **production**: the JVM operator (:mod:`windtunnel.spark_impl.exact`), partitioned by key
-  slice, state on the checkpoint's file system;
+  slice (sliced as Kafka's partitioner places keys when the input is read from Kafka, so
+  that a micro-batch skips the shuffle), state on the checkpoint's file system;
 - **general**: ``transformWithStateInPandas`` with one oracle driver per hash bucket
   (:mod:`windtunnel.spark_impl.general.operator`), state in Spark's state store.
 
@@ -39,6 +40,17 @@ the event travel as ``to_json`` text, as the general path reads it."""
 
 PLAN_SINKS = ("json", "parquet", "console", "foreach_batch")
 
+HASH_SLICES = "hash"
+"""Keys sliced by windtunnel's own stable hash of the group key: one shuffle per micro-batch."""
+KAFKA_SLICES = "kafka"
+"""Keys sliced as Kafka's default partitioner (the Java client's murmur2) places records keyed
+by the group key's text: an input read from such a topic skips the shuffle
+(``DirectSlices.java``)."""
+KAFKA_CRC32_SLICES = "kafka-crc32"
+"""The same for librdkafka's default partitioner (CRC32: confluent-kafka, Go, .NET)."""
+SLICINGS = {"murmur2": KAFKA_SLICES, "crc32": KAFKA_CRC32_SLICES}
+"""The slicing of each Kafka partitioner (``windtunnel.spark_impl.jobs.kafka_keys``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class PathChoice:
@@ -48,6 +60,11 @@ class PathChoice:
     reasons: tuple[str, ...] = ()
     slices: int = 0
     jvm: Any = None
+    slicing: str = HASH_SLICES
+    kafka_partitions: int | None = None
+    """The topic's partition count when the input is read from Kafka, else None."""
+    kafka_partitioner: str | None = None
+    """The partitioner that placed the topic's records (``murmur2``, ``crc32``; None: neither)."""
 
     @property
     def production(self) -> bool:
@@ -61,6 +78,20 @@ class PathChoice:
                 f"path: production (the JVM operator, {self.slices} key slices in parallel"
                 f"{where}, through Hadoop's FileSystem API)"
             ]
+            if self.slicing != HASH_SLICES:
+                lines.append(
+                    f"  keys sliced as the topic's partitioner ({self.kafka_partitioner}) places "
+                    f"them in its {self.kafka_partitions} partitions: a micro-batch whose input "
+                    "partitions each hold one slice's keys skips the shuffle"
+                )
+            elif self.kafka_partitions is not None:
+                why = (
+                    "the topic's records are placed by neither Kafka's partitioner (murmur2) "
+                    "nor librdkafka's (crc32) over their keys"
+                    if self.kafka_partitioner is None
+                    else "skipping it needs one group_by field, the topic's record key"
+                )
+                lines.append(f"  every micro-batch shuffles: {why}")
         else:
             lines = [
                 "path: general (transformWithStateInPandas, one oracle driver per key bucket, "
@@ -70,9 +101,19 @@ class PathChoice:
         return "\n".join(lines)
 
 
-def fingerprint(engine_spec: str, slices: int) -> str:
-    """What a checkpoint's state is tied to: the engine's spec and the slice count."""
-    return hashlib.sha256(f"{engine_spec}\n{slices}".encode()).hexdigest()[:32]
+def fingerprint(engine_spec: str, slices: int, slicing: str = HASH_SLICES) -> str:
+    """What a checkpoint's state is tied to: the engine's spec, the slice count and how keys
+    are sliced."""
+    text = f"{engine_spec}\n{slices}" + ("" if slicing == HASH_SLICES else f"\n{slicing}")
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def kafka_slices(partitions: int, cores: int) -> int:
+    """Slices for a topic of ``partitions``: its smallest divisor of at least ``cores`` (or
+    ``partitions`` when fewer), so every Kafka partition's keys fall in one slice
+    (``murmur2 % slices`` is ``(murmur2 % partitions) % slices`` for a divisor)."""
+    wanted = min(max(1, cores), partitions)
+    return next(d for d in range(wanted, partitions + 1) if partitions % d == 0)
 
 
 def checkpoint_kind(checkpoint: str) -> str | None:
@@ -100,10 +141,14 @@ def choose_path(
     clock: str,
     checkpoint: str | None,
     slices: int | None = None,
+    kafka_partitions: int | None = None,
+    kafka_partitioner: str | None = "murmur2",
 ) -> PathChoice:
     """The path for a job (see the module docstring); loads the JVM operator when needed.
-    Raises InvalidInput when the checkpoint belongs to the production path and it cannot
-    run now."""
+    ``kafka_partitions``: the input is read from a topic of that many partitions, placed by
+    ``kafka_partitioner`` (keys are then sliced the same way when the query has one
+    group_by field). Raises
+    InvalidInput when the checkpoint belongs to the production path and it cannot run now."""
     from windtunnel.spark_impl.jvm.engine_spec import covered
 
     reasons: list[str] = []
@@ -133,8 +178,12 @@ def choose_path(
                 "run it where the JVM operator loads, or start a new checkpoint",
             )
         return PathChoice(GENERAL, tuple(reasons))
+    kafka = (kafka_partitions, kafka_partitioner)
+    if kafka_partitions is not None and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
+        count = slices or kafka_slices(kafka_partitions, default_slices(spark))
+        return PathChoice(PRODUCTION, (), count, jvm, SLICINGS[kafka_partitioner], *kafka)
     count = slices or default_slices(spark)
-    return PathChoice(PRODUCTION, (), count, jvm)
+    return PathChoice(PRODUCTION, (), count, jvm, HASH_SLICES, *kafka)
 
 
 def default_slices(spark: Any) -> int:
@@ -184,6 +233,7 @@ def plan_json(
     *,
     time_is_timestamp: bool,
     wall: str = "arrival",
+    slicing: str = HASH_SLICES,
 ) -> str:
     """The JSON the Java side reads (``windtunnel.spark.Plan``)."""
     spec = json.loads(engine_spec)
@@ -191,8 +241,9 @@ def plan_json(
     return json.dumps(
         {
             "engine": engine_spec,
-            "fingerprint": fingerprint(engine_spec, slices),
+            "fingerprint": fingerprint(engine_spec, slices, slicing),
             "slices": slices,
+            "slicing": slicing,
             "input": layout,
             "paths": paths,
             "key_slots": [paths.index(g) for g in query.group_by],
@@ -201,3 +252,22 @@ def plan_json(
             "wall": wall,
         }
     )
+
+
+def partitioner_of(spark: Any, sample: Any) -> str | None:
+    """Which partitioner placed a topic's sampled records
+    (:class:`~windtunnel.spark_impl.jobs.kafka_keys.KeySample`): the first of ``murmur2``
+    and ``crc32`` that gives every sampled keyed record its partition
+    (records without a key are left out: both spread them; a sample without keyed records
+    gives ``murmur2``, Kafka's own default); None when neither explains the sample or the
+    JVM operator does not load (then no Kafka slicing is needed: the general path runs)."""
+    from windtunnel.spark_impl.jvm.binding import load
+
+    jvm = load(spark).jvm
+    if jvm is None:
+        return None
+    keyed = [(key, part) for key, part in sample.placed if key]
+    keys = jvm.strings([key.decode("latin-1") for key, _ in keyed])  # bytes, one char each
+    parts = ",".join(str(part) for _, part in keyed)
+    found = str(jvm.call("kafkaPartitioner", keys, parts, sample.partitions))
+    return found or None

@@ -131,30 +131,134 @@ def test_limit_offsets_splits_the_cap_by_backlog() -> None:
 # ---------------------------------------------------------------- against the broker
 
 
+def produce_records(broker: str, topic: str, partition_of: Any, seqs: range) -> None:
+    """The simulated records with seq in ``seqs`` into ``topic`` (3 partitions), at
+    ``partition_of(seq, key)`` (None: where librdkafka's default partitioner puts them)."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": broker})
+    if topic not in admin.list_topics(timeout=10).topics:
+        admin.create_topics([NewTopic(topic, num_partitions=3)])[topic].result(10)
+    producer = Producer({"bootstrap.servers": broker, "batch.num.messages": 1})
+    sim = simulation()
+    for table in sim.chunks():
+        records = kafka_records_of(sim, table)
+        for seq, key, value, stamp, headers in zip(
+            records.seq, records.key, records.value, records.timestamp_ms, records.headers,
+            strict=True,
+        ):  # fmt: skip
+            if seq in seqs:
+                placed = {} if partition_of is None else {"partition": partition_of(seq, key)}
+                producer.produce(
+                    topic, key=key.encode(), value=value.encode(), timestamp=stamp,
+                    headers=[(k, v.encode()) for k, v in headers], **placed,
+                )  # fmt: skip
+    assert producer.flush(30) == 0
+
+
+def by_key(seq: int, key: str) -> int:
+    """Kafka's default partitioner over the record key (``user_id``), 3 partitions."""
+    from windtunnel.simulator.murmur2 import partition_for
+
+    return partition_for(key.encode(), 3)
+
+
+def small_windows(generated: Path) -> JobSpec:
+    import dataclasses
+
+    spec = load_spec(generated / "scenario.yaml")
+    window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
+    return dataclasses.replace(spec, query=dataclasses.replace(spec.query, window=window))
+
+
+def written(spark: Any, path: Path) -> list[str]:
+    from windtunnel.spark_impl.schema import OUTPUT_DDL, outputs_in_order
+
+    frame = spark.read.schema(OUTPUT_DDL).json(str(path))
+    return lines(outputs_in_order(r.asDict() for r in frame.collect()))
+
+
 @pytest.mark.spark
 @pytest.mark.kafka
 def test_python_reader_through_the_exact_operator_equals_the_oracle(
     spark: Any, broker: str, generated: Path, tmp_path: Path
 ) -> None:
     """Three partitions read in one micro-batch: Spark tasks interleave the partitions,
-    the operator orders rows by their ``wt-seq``; outputs equal the oracle's."""
-    import dataclasses
-
+    the operator orders rows by their ``wt-seq``; outputs equal the oracle's. The topic is
+    keyed by the group key (``user_id``), so the micro-batch skips the shuffle."""
     from windtunnel.spark_impl.jobs.job import kafka_source, run_job
 
-    spec = load_spec(generated / "scenario.yaml")
-    window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
-    spec = dataclasses.replace(spec, query=dataclasses.replace(spec.query, window=window))
+    spec = small_windows(generated)
     expected = oracle_outputs(spec, generated)
     assert {"close", "idle_timeout"} <= {getattr(o, "reason", None) for o in expected}
     assert any(o.type == "drop" for o in expected)
     rows = kafka_source(spark, bootstrap=broker, topic=TOPIC, reader="python")
     report = run_job(spec, rows, Sink("json", path=str(tmp_path / "out")))
-    from windtunnel.spark_impl.schema import OUTPUT_DDL, outputs_in_order
-
-    frame = spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out"))
-    assert lines(outputs_in_order(r.asDict() for r in frame.collect())) == lines(expected)
+    assert written(spark, tmp_path / "out") == lines(expected)
     assert report.rows_in == EVENTS
+    assert (len(report.batches), report.unshuffled) == (1, 1)
+
+
+@pytest.mark.spark
+@pytest.mark.kafka
+@pytest.mark.parametrize(
+    ("partition_of", "partitioner", "unshuffled"),
+    [(by_key, "murmur2", 2), (None, "crc32", 2), (lambda seq, key: seq % 3, None, None)],
+    ids=["kafkas-partitioner", "librdkafkas-partitioner", "spread-by-seq"],
+)
+def test_a_restarted_run_equals_the_oracle_with_and_without_the_shuffle(
+    spark: Any, broker: str, generated: Path, tmp_path: Path, partition_of: Any,
+    partitioner: str | None, unshuffled: int | None,
+) -> None:
+    """Half the records, a run, the rest, a second run from the checkpoint. Keyed by
+    ``user_id`` with Kafka's (murmur2) or librdkafka's (CRC32) partitioner: the sample shows
+    which, each Kafka partition holds one slice's users, and both micro-batches skip the
+    shuffle. Spread by seq (partition ``seq % 3``): neither partitioner explains the
+    topic, keys are sliced by hash and every micro-batch shuffles. All equal the oracle."""
+    from windtunnel.spark_impl.exact.plan import partitioner_of
+    from windtunnel.spark_impl.jobs.job import job_path, kafka_source, run_job
+    from windtunnel.spark_impl.jobs.kafka_keys import sample_keys
+
+    topic = f"halves-{partitioner}"
+    spec = small_windows(generated)
+    sink = Sink("json", path=str(tmp_path / "out"))
+    checkpoint = str(tmp_path / "checkpoint")
+    reports = []
+    for seqs in (range(EVENTS // 2), range(EVENTS // 2, EVENTS)):
+        produce_records(broker, topic, partition_of, seqs)
+        found = sample_keys(broker, topic)
+        assert found is not None and found.partitions == 3
+        assert partitioner_of(spark, found) == partitioner
+        rows = kafka_source(spark, bootstrap=broker, topic=topic, reader="python")
+        explained = job_path(spec, rows, sink, checkpoint=checkpoint).explain()
+        if partitioner:
+            assert f"keys sliced as the topic's partitioner ({partitioner})" in explained
+        else:
+            assert "every micro-batch shuffles: the topic's records are placed by neither" in explained
+        reports.append(run_job(spec, rows, sink, checkpoint=checkpoint))
+    assert written(spark, tmp_path / "out") == lines(oracle_outputs(spec, generated))
+    assert [len(r.batches) for r in reports] == [1, 1]
+    assert [r.unshuffled for r in reports] == [unshuffled and 1] * 2
+
+
+@pytest.mark.spark
+@pytest.mark.kafka
+def test_a_capped_read_that_cuts_the_stream_out_of_order_fails(
+    spark: Any, broker: str, generated: Path, tmp_path: Path
+) -> None:
+    """``maxOffsetsPerTrigger`` cuts each partition at its own offset: a later micro-batch
+    holds seqs below ones already run. With keys sliced by Kafka partition no slice sees
+    it alone; the job stops naming the seqs instead of running on with a wrong clock."""
+    from windtunnel.oracle.model.errors import EngineUnavailable as Failed
+    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+
+    rows = kafka_source(
+        spark, bootstrap=broker, topic=TOPIC, reader="python",
+        options={"maxOffsetsPerTrigger": "100"},
+    )  # fmt: skip
+    with pytest.raises(Failed, match=r"came after seq \d+ of an earlier micro-batch"):
+        run_job(small_windows(generated), rows, Sink("json", path=str(tmp_path / "out")))
 
 
 @pytest.mark.spark

@@ -26,6 +26,11 @@ import org.apache.spark.sql.SparkSession;
  *   <li>{@code open(SparkSession, planJson, checkpoint)}: an {@link ExactRun};
  *   <li>{@code storedSlices(SparkSession, checkpoint)}: the slice count a checkpoint's state
  *       was started with, or -1;
+ *   <li>{@code kafkaSlice(key, slices, crc32)}: a key's slice under Kafka slicing;
+ *   <li>{@code kafkaPartitioner(keys, partitions csv, partition count)}: {@code murmur2},
+ *       {@code crc32} or the empty text ({@link KeySlice#partitionerOf});
+ *   <li>{@code storedFingerprint(SparkSession, checkpoint)}: the fingerprint it was started
+ *       with, or the empty text;
  * </ul>
  */
 public final class Entry {
@@ -46,6 +51,29 @@ public final class Entry {
         } catch (StateError unusable) {
           return -1; // open() says what is wrong with it
         }
+      }
+      case "storedFingerprint": {
+        Configuration conf = ((SparkSession) args[0]).sparkContext().hadoopConfiguration();
+        try {
+          StateStore.Meta meta = StateStore.readMeta(conf, StateStore.root(conf, (String) args[1]));
+          return meta == null ? "" : meta.fingerprint;
+        } catch (StateError unusable) {
+          return "";
+        }
+      }
+      case "kafkaSlice": // the slice of a one-field key under Kafka slicing (for tests)
+        return KeySlice.kafkaSlice(args[0], (Integer) args[1], (Boolean) args[2]);
+      case "kafkaPartitioner": { // sampled record keys (one char per byte), their partitions
+        String[] texts = (String[]) args[0];
+        byte[][] keys = new byte[texts.length][];
+        for (int i = 0; i < texts.length; i++) {
+          keys[i] = texts[i].getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+        String csv = (String) args[1];
+        int[] parts = csv.isEmpty() ? new int[0]
+            : java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+        String found = KeySlice.partitionerOf(keys, parts, (Integer) args[2]);
+        return found == null ? "" : found;
       }
       case "cachedSlices": // the slices of a state root the tasks keep in memory
         return SliceCache.countInTasks(((SparkSession) args[0]).sparkContext(),

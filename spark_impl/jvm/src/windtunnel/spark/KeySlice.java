@@ -154,6 +154,109 @@ final class KeySlice {
     }
   }
 
+  /** The slice of a one-field key as a Kafka partitioner places a record whose key is the
+   * key's text ({@link #kafkaText}) in UTF-8: Kafka's Java client {@code
+   * toPositive(murmur2(bytes)) % slices}, librdkafka's default ({@code crc32}) {@code
+   * crc32(bytes) % slices}. With {@code slices} a divisor of the topic's partition count,
+   * every Kafka partition's keys are in one slice. */
+  static int kafkaSlice(Object value, int slices, boolean crc32) {
+    return kafkaPartition(kafkaText(value).getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        slices, crc32);
+  }
+
+  /** The partition of a record key among {@code partitions}: murmur2's or CRC32's. */
+  static int kafkaPartition(byte[] key, int partitions, boolean crc32) {
+    if (crc32) {
+      java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+      crc.update(key);
+      return (int) (crc.getValue() % partitions);
+    }
+    return (murmur2(key) & 0x7fffffff) % partitions;
+  }
+
+  /** Which partitioner put every record key {@code keys[i]} in partition {@code parts[i]} of
+   * {@code partitions}: {@code murmur2} (Kafka's Java client), else {@code crc32}
+   * (librdkafka's default), else null. No keys: {@code murmur2}. */
+  static String partitionerOf(byte[][] keys, int[] parts, int partitions) {
+    boolean murmur = true;
+    boolean crc = true;
+    for (int i = 0; i < keys.length; i++) {
+      murmur &= kafkaPartition(keys[i], partitions, false) == parts[i];
+      crc &= kafkaPartition(keys[i], partitions, true) == parts[i];
+    }
+    return murmur ? "murmur2" : crc ? "crc32" : null;
+  }
+
+  /** A key's text as a producer would write it: a string as it is, an integral number
+   * (booleans as 0 and 1, integral floats as the int they equal: one key under Python's
+   * rules) in decimal, any other float as Java's text, null as the empty text, lists and
+   * objects as their canonical text. */
+  static String kafkaText(Object v) {
+    if (v == null) {
+      return "";
+    }
+    if (v instanceof String) {
+      return (String) v;
+    }
+    if (v instanceof Boolean) {
+      return (Boolean) v ? "1" : "0";
+    }
+    if (v instanceof Double || v instanceof Float) {
+      double d = ((Number) v).doubleValue();
+      if (!Double.isNaN(d) && !Double.isInfinite(d) && d == Math.rint(d)) {
+        return new BigDecimal(d).toBigIntegerExact().toString();
+      }
+      return Double.toString(d);
+    }
+    if (v instanceof Number || v instanceof BigInteger) {
+      return v.toString();
+    }
+    if (v instanceof RowEvents.TimeMs) {
+      return Long.toString(((RowEvents.TimeMs) v).ms);
+    }
+    StringBuilder canonical = new StringBuilder();
+    canonical(v, canonical);
+    return canonical.toString();
+  }
+
+  /** Kafka's {@code Utils.murmur2}. */
+  static int murmur2(byte[] data) {
+    int length = data.length;
+    int seed = 0x9747b28c;
+    int m = 0x5bd1e995;
+    int r = 24;
+    int h = seed ^ length;
+    int length4 = length / 4;
+    for (int i = 0; i < length4; i++) {
+      int i4 = i * 4;
+      int k = (data[i4] & 0xff) + ((data[i4 + 1] & 0xff) << 8) + ((data[i4 + 2] & 0xff) << 16)
+          + ((data[i4 + 3] & 0xff) << 24);
+      k *= m;
+      k ^= k >>> r;
+      k *= m;
+      h *= m;
+      h ^= k;
+    }
+    switch (length % 4) {
+      case 3:
+        h ^= (data[(length & ~3) + 2] & 0xff) << 16;
+        // fall through
+      case 2:
+        h ^= (data[(length & ~3) + 1] & 0xff) << 8;
+        // fall through
+      case 1:
+        h ^= data[length & ~3] & 0xff;
+        h *= m;
+        break;
+      default:
+        break;
+    }
+    h ^= h >>> 13;
+    h *= m;
+    h ^= h >>> 15;
+    return h;
+  }
+
   /** MurmurHash3's 64-bit finalizer. */
   static long mix(long h) {
     h ^= h >>> 33;

@@ -26,7 +26,7 @@ final class PackInternal implements PairFlatMapFunction<Iterator<InternalRow>, I
 
   /** Whether {@code plan}'s events can be read this way. */
   static boolean covers(Plan plan) {
-    return new Slots(plan).direct && !plan.wholePayload;
+    return new Slots(plan).direct && !plan.wholePayload && !plan.kafkaSlices;
   }
 
   @Override

@@ -70,6 +70,9 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   @Override
   public Iterator<Row> call(Integer slice, Iterator<Tuple2<Integer, byte[]>> blobs) {
     SliceInput input = SliceInput.decode(blobs, plan);
+    if (plan.lane < 0) {
+      continuesTheStream(input);
+    }
     EngineAdapter engine = EngineAdapter.forSpec(plan.engineSpec);
     long file = baseFiles == null || slice >= baseFiles.length ? -1 : baseFiles[slice];
     @SuppressWarnings("unchecked")
@@ -135,6 +138,22 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       rowsOut.add(RowFactory.create(values));
     }
     return rowsOut.iterator();
+  }
+
+  /** Every event comes after the stream's last seq of the micro-batches before (a slice
+   * alone would not see that another slice's keys were already ahead: with Kafka slices
+   * each slice is one Kafka partition). Throws IllegalArgumentException otherwise. */
+  private void continuesTheStream(SliceInput input) {
+    for (SliceInput.Lane lane : input.lanes.values()) {
+      for (int i = 0; i < lane.events; i++) {
+        if (lane.seq[i] <= lastSeqBefore) {
+          throw new IllegalArgumentException("event seq " + lane.seq[i] + " came after seq "
+              + lastSeqBefore + " of an earlier micro-batch: every micro-batch must continue "
+              + "the stream in seq order (a Kafka read capped per partition, "
+              + "maxOffsetsPerTrigger, cuts it elsewhere; read without the cap)");
+        }
+      }
+    }
   }
 
   private static SliceInput.Lane emptyLane() {
