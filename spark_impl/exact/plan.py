@@ -65,10 +65,16 @@ class PathChoice:
     """The topic's partition count when the input is read from Kafka, else None."""
     kafka_partitioner: str | None = None
     """The partitioner that placed the topic's records (``murmur2``, ``crc32``; None: neither)."""
+    kafka_wanted: bool = True
+    """Whether slicing by Kafka partition was allowed (:func:`kafka_slicing_wanted`)."""
 
     @property
     def production(self) -> bool:
         return self.path == PRODUCTION
+
+    def why_shuffled(self) -> str:
+        """Why keys read from Kafka are sliced by hash (every micro-batch shuffles)."""
+        return _why_shuffled(self)
 
     def explain(self, checkpoint: str | None = None) -> str:
         """What ``windtunnel run --explain`` prints: the path and why, one line each."""
@@ -85,13 +91,7 @@ class PathChoice:
                     "partitions each hold one slice's keys skips the shuffle"
                 )
             elif self.kafka_partitions is not None:
-                why = (
-                    "the topic's records are placed by neither Kafka's partitioner (murmur2) "
-                    "nor librdkafka's (crc32) over their keys"
-                    if self.kafka_partitioner is None
-                    else "skipping it needs one group_by field, the topic's record key"
-                )
-                lines.append(f"  every micro-batch shuffles: {why}")
+                lines.append(f"  every micro-batch shuffles: {self.why_shuffled()}")
         else:
             lines = [
                 "path: general (transformWithStateInPandas, one oracle driver per key bucket, "
@@ -101,6 +101,25 @@ class PathChoice:
         return "\n".join(lines)
 
 
+def _why_shuffled(choice: PathChoice) -> str:
+    if not choice.kafka_wanted:
+        return (
+            "in local mode the shuffle stays on this machine, cheaper than the extra pass that "
+            f"skipping it takes ({KAFKA_SLICES_CONF}=on skips it anyway)"
+        )
+    if choice.kafka_partitioner is None:
+        return (
+            "the topic's records are placed by neither Kafka's partitioner (murmur2) nor "
+            "librdkafka's (crc32) over their keys"
+        )
+    if kafka_slices(choice.kafka_partitions or 1, choice.slices) is None:
+        return (
+            f"the topic's {choice.kafka_partitions} partitions do not split evenly over "
+            f"{choice.slices} cores (a Kafka partition's keys would stay in one slice task)"
+        )
+    return "skipping it needs one group_by field, the topic's record key"
+
+
 def fingerprint(engine_spec: str, slices: int, slicing: str = HASH_SLICES) -> str:
     """What a checkpoint's state is tied to: the engine's spec, the slice count and how keys
     are sliced."""
@@ -108,12 +127,14 @@ def fingerprint(engine_spec: str, slices: int, slicing: str = HASH_SLICES) -> st
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def kafka_slices(partitions: int, cores: int) -> int:
-    """Slices for a topic of ``partitions``: its smallest divisor of at least ``cores`` (or
-    ``partitions`` when fewer), so every Kafka partition's keys fall in one slice
-    (``murmur2 % slices`` is ``(murmur2 % partitions) % slices`` for a divisor)."""
-    wanted = min(max(1, cores), partitions)
-    return next(d for d in range(wanted, partitions + 1) if partitions % d == 0)
+def kafka_slices(partitions: int, cores: int) -> int | None:
+    """Slices for a topic of ``partitions``: its smallest divisor that is a multiple of
+    ``cores``, so every Kafka partition's keys fall in one slice (``h % slices`` is
+    ``(h % partitions) % slices`` for a divisor) and the slice tasks fill every core in
+    each round; None when there is none (3 partitions on 2 cores: 3 slices would take two
+    rounds where the shuffle's 2 take one, so keys are sliced by hash)."""
+    cores = max(1, cores)
+    return next((d for d in range(cores, partitions + 1, cores) if partitions % d == 0), None)
 
 
 def checkpoint_kind(checkpoint: str) -> str | None:
@@ -179,11 +200,33 @@ def choose_path(
             )
         return PathChoice(GENERAL, tuple(reasons))
     kafka = (kafka_partitions, kafka_partitioner)
-    if kafka_partitions is not None and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
-        count = slices or kafka_slices(kafka_partitions, default_slices(spark))
+    cores = default_slices(spark)
+    fits = kafka_partitions is not None and kafka_slices(kafka_partitions, cores) is not None
+    wanted = kafka_partitions is not None and kafka_slicing_wanted(spark)
+    if wanted and fits and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
+        count = slices or kafka_slices(kafka_partitions or 1, cores) or cores
         return PathChoice(PRODUCTION, (), count, jvm, SLICINGS[kafka_partitioner], *kafka)
-    count = slices or default_slices(spark)
-    return PathChoice(PRODUCTION, (), count, jvm, HASH_SLICES, *kafka)
+    return PathChoice(PRODUCTION, (), slices or cores, jvm, HASH_SLICES, *kafka, wanted)
+
+
+KAFKA_SLICES_CONF = "spark.windtunnel.kafkaSlices"
+"""``on``, ``off`` or ``auto`` (the default: on unless the master is ``local``)."""
+
+
+def kafka_slicing_wanted(spark: Any) -> bool:
+    """Whether keys read from Kafka may be sliced by Kafka partition (:data:`KAFKA_SLICES_CONF`).
+    In local mode every shuffle block stays on this machine, and skipping the shuffle costs
+    an extra pass that measured slower (``benchmarks/kafka_e2e.py``); on a cluster the shuffle
+    moves blobs between executors. Raises InvalidInput for another value."""
+    setting = str(spark.conf.get(KAFKA_SLICES_CONF, "auto")).strip().lower()
+    if setting not in ("on", "off", "auto"):
+        raise InvalidInput(KAFKA_SLICES_CONF, setting, "unknown setting", "use on, off or auto")
+    if setting != "auto":
+        return setting == "on"
+    try:
+        return not str(spark.sparkContext.master).startswith("local")
+    except Exception:  # no SparkContext here (Spark Connect): the general path runs anyway
+        return False
 
 
 def default_slices(spark: Any) -> int:

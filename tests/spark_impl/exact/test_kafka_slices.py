@@ -18,11 +18,14 @@ from windtunnel.spark_impl.exact.plan import KAFKA_SLICES, fingerprint, kafka_sl
 
 @pytest.mark.parametrize(
     ("partitions", "cores", "slices"),
-    [(3, 2, 3), (4, 2, 2), (12, 2, 2), (7, 2, 7), (1, 2, 1), (6, 4, 6), (8, 4, 4), (2, 8, 2)],
+    [(4, 2, 2), (12, 2, 2), (8, 4, 4), (16, 8, 8), (32, 16, 16), (5, 1, 1), (1, 1, 1),
+     (3, 2, None), (7, 2, None), (1, 2, None), (6, 4, None), (12, 8, None), (24, 16, None)],
 )
-def test_slices_are_the_smallest_divisor_at_or_above_the_cores(
-    partitions: int, cores: int, slices: int
+def test_slices_are_the_smallest_divisor_that_fills_every_core(
+    partitions: int, cores: int, slices: int | None
 ) -> None:
+    """None: no divisor of the partition count is a multiple of the cores, so slice tasks
+    of one Kafka partition each would leave cores idle in a round (keys sliced by hash)."""
     assert kafka_slices(partitions, cores) == slices
 
 
@@ -32,6 +35,9 @@ def test_every_kafka_partitions_keys_fall_in_one_slice(
     keys: list[str], partitions: int, cores: int
 ) -> None:
     slices = kafka_slices(partitions, cores)
+    if slices is None:
+        return
+    assert slices % cores == 0 and partitions % slices == 0
     placed: dict[int, set[int]] = {}
     for key in keys:
         data = key.encode()

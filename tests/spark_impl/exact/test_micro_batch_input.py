@@ -109,9 +109,15 @@ def test_kafka_slices_skip_the_shuffle_when_each_partition_holds_one_slice(
 
     rows = [(s, arr, ts, "d" if user == "b" else user, n) for s, arr, ts, user, n in ROWS]
     assert [partition_for(u.encode(), 2) for u in ("a", "d")] == [0, 1]
+    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
+
     checkpoint = str(tmp_path / "ckpt")
-    choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
-                         clock="arrival", checkpoint=checkpoint, kafka_partitions=2)
+    spark.conf.set(KAFKA_SLICES_CONF, "on")  # local mode keeps the shuffle by default
+    try:
+        choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
+                             clock="arrival", checkpoint=checkpoint, kafka_partitions=2)
+    finally:
+        spark.conf.unset(KAFKA_SLICES_CONF)
     assert (choice.slicing, choice.slices) == (KAFKA_SLICES, 2)
     selected, layout, time_is_ts = prepared_input(
         dataframe_source(spark.createDataFrame(rows, DDL)), QUERY

@@ -48,7 +48,7 @@ def test_idle_windows_close_on_the_system_clock_while_no_data_arrives(
     assert job_path(query, rows, sink, clock="system").production
     started_ms = int(time.time() * 1000)
     report = run_job(query, rows, sink, clock="system", tick_ms=250, trigger="300ms",
-                     timeout_s=25, checkpoint=str(tmp_path / "ckpt"))
+                     timeout_s=12, checkpoint=str(tmp_path / "ckpt"))
     assert report.timed_out
     emitted = sorted((r["group"], r["row"], r["reason"], r["partial"]) for r in _rows(tmp_path / "out"))
     assert emitted == [('"a"', '{"n": 2}', "idle_timeout", True), ('"b"', '{"n": 1}', "idle_timeout", True)]

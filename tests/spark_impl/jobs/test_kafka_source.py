@@ -132,14 +132,14 @@ def test_limit_offsets_splits_the_cap_by_backlog() -> None:
 
 
 def produce_records(broker: str, topic: str, partition_of: Any, seqs: range) -> None:
-    """The simulated records with seq in ``seqs`` into ``topic`` (3 partitions), at
+    """The simulated records with seq in ``seqs`` into ``topic`` (4 partitions), at
     ``partition_of(seq, key)`` (None: where librdkafka's default partitioner puts them)."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": broker})
     if topic not in admin.list_topics(timeout=10).topics:
-        admin.create_topics([NewTopic(topic, num_partitions=3)])[topic].result(10)
+        admin.create_topics([NewTopic(topic, num_partitions=4)])[topic].result(10)
     producer = Producer({"bootstrap.servers": broker, "batch.num.messages": 1})
     sim = simulation()
     for table in sim.chunks():
@@ -158,10 +158,23 @@ def produce_records(broker: str, topic: str, partition_of: Any, seqs: range) -> 
 
 
 def by_key(seq: int, key: str) -> int:
-    """Kafka's default partitioner over the record key (``user_id``), 3 partitions."""
+    """Kafka's default partitioner over the record key (``user_id``), 4 partitions."""
     from windtunnel.simulator.murmur2 import partition_for
 
-    return partition_for(key.encode(), 3)
+    return partition_for(key.encode(), 4)
+
+
+@pytest.fixture
+def kafka_slices_on(spark: Any) -> Iterator[None]:
+    """Keys read from Kafka sliced by Kafka partition in this local session (the default,
+    ``auto``, does that on a cluster only)."""
+    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
+
+    spark.conf.set(KAFKA_SLICES_CONF, "on")
+    try:
+        yield
+    finally:
+        spark.conf.unset(KAFKA_SLICES_CONF)
 
 
 def small_windows(generated: Path) -> JobSpec:
@@ -186,36 +199,48 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
 ) -> None:
     """Three partitions read in one micro-batch: Spark tasks interleave the partitions,
     the operator orders rows by their ``wt-seq``; outputs equal the oracle's. The topic is
-    keyed by the group key (``user_id``), so the micro-batch skips the shuffle."""
+    keyed by the group key (``user_id``), but its 3 partitions do not split evenly over 2
+    cores: keys are sliced by hash and the micro-batch shuffles."""
     from windtunnel.spark_impl.jobs.job import kafka_source, run_job
 
     spec = small_windows(generated)
     expected = oracle_outputs(spec, generated)
     assert {"close", "idle_timeout"} <= {getattr(o, "reason", None) for o in expected}
     assert any(o.type == "drop" for o in expected)
+    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
+    from windtunnel.spark_impl.jobs.job import job_path
+
     rows = kafka_source(spark, bootstrap=broker, topic=TOPIC, reader="python")
-    report = run_job(spec, rows, Sink("json", path=str(tmp_path / "out")))
+    sink = Sink("json", path=str(tmp_path / "out"))
+    assert "in local mode the shuffle stays on this machine" in job_path(spec, rows, sink).explain()
+    spark.conf.set(KAFKA_SLICES_CONF, "on")
+    try:
+        explained = job_path(spec, rows, sink).explain()
+    finally:
+        spark.conf.unset(KAFKA_SLICES_CONF)
+    assert "the topic's 3 partitions do not split evenly over 2 cores" in explained
+    report = run_job(spec, rows, sink)
     assert written(spark, tmp_path / "out") == lines(expected)
     assert report.rows_in == EVENTS
-    assert (len(report.batches), report.unshuffled) == (1, 1)
+    assert (len(report.batches), report.unshuffled) == (1, None)
 
 
 @pytest.mark.spark
 @pytest.mark.kafka
 @pytest.mark.parametrize(
-    ("partition_of", "partitioner", "unshuffled"),
-    [(by_key, "murmur2", 2), (None, "crc32", 2), (lambda seq, key: seq % 3, None, None)],
-    ids=["kafkas-partitioner", "librdkafkas-partitioner", "spread-by-seq"],
+    ("partition_of", "partitioner"), [(by_key, "murmur2"), (None, "crc32")],
+    ids=["kafkas-partitioner", "librdkafkas-partitioner"],
 )
-def test_a_restarted_run_equals_the_oracle_with_and_without_the_shuffle(
+def test_a_restarted_run_without_the_shuffle_equals_the_oracle(
     spark: Any, broker: str, generated: Path, tmp_path: Path, partition_of: Any,
-    partitioner: str | None, unshuffled: int | None,
+    partitioner: str, kafka_slices_on: None,
 ) -> None:
     """Half the records, a run, the rest, a second run from the checkpoint. Keyed by
     ``user_id`` with Kafka's (murmur2) or librdkafka's (CRC32) partitioner: the sample shows
-    which, each Kafka partition holds one slice's users, and both micro-batches skip the
-    shuffle. Spread by seq (partition ``seq % 3``): neither partitioner explains the
-    topic, keys are sliced by hash and every micro-batch shuffles. All equal the oracle."""
+    which, each Kafka partition holds one slice's users (4 partitions, 2 slices), both
+    micro-batches skip the shuffle and the outputs equal the oracle's. (A topic neither
+    partitioner explains: tests/spark_impl/exact/test_kafka_slices.py; the shuffle over
+    Kafka: the test above.)"""
     from windtunnel.spark_impl.exact.plan import partitioner_of
     from windtunnel.spark_impl.jobs.job import job_path, kafka_source, run_job
     from windtunnel.spark_impl.jobs.kafka_keys import sample_keys
@@ -228,18 +253,15 @@ def test_a_restarted_run_equals_the_oracle_with_and_without_the_shuffle(
     for seqs in (range(EVENTS // 2), range(EVENTS // 2, EVENTS)):
         produce_records(broker, topic, partition_of, seqs)
         found = sample_keys(broker, topic)
-        assert found is not None and found.partitions == 3
+        assert found is not None and found.partitions == 4
         assert partitioner_of(spark, found) == partitioner
         rows = kafka_source(spark, bootstrap=broker, topic=topic, reader="python")
         explained = job_path(spec, rows, sink, checkpoint=checkpoint).explain()
-        if partitioner:
-            assert f"keys sliced as the topic's partitioner ({partitioner})" in explained
-        else:
-            assert "every micro-batch shuffles: the topic's records are placed by neither" in explained
+        assert f"keys sliced as the topic's partitioner ({partitioner})" in explained
         reports.append(run_job(spec, rows, sink, checkpoint=checkpoint))
     assert written(spark, tmp_path / "out") == lines(oracle_outputs(spec, generated))
     assert [len(r.batches) for r in reports] == [1, 1]
-    assert [r.unshuffled for r in reports] == [unshuffled and 1] * 2
+    assert [r.unshuffled for r in reports] == [1, 1]
 
 
 @pytest.mark.spark
