@@ -109,7 +109,7 @@ def main() -> None:
     write_jsonl(simulation(2_000, "warmup"), root / "warmup.jsonl")
     spark = spark_session(shuffle_partitions=2)
     spark.sparkContext.setLogLevel("ERROR")
-    spark.conf.set(KAFKA_SLICES_CONF, "on")  # local mode keeps the shuffle by default
+    spark.conf.set(KAFKA_SLICES_CONF, "on")  # off by default
     spark.conf.set("spark.sql.files.openCostInBytes", str(1 << 30))  # a file, a partition
     spec = JobSpec(QUERY)
     with local_broker() as bootstrap:

@@ -104,8 +104,8 @@ class PathChoice:
 def _why_shuffled(choice: PathChoice) -> str:
     if not choice.kafka_wanted:
         return (
-            "in local mode the shuffle stays on this machine, cheaper than the extra pass that "
-            f"skipping it takes ({KAFKA_SLICES_CONF}=on skips it anyway)"
+            f"skipping it is off ({KAFKA_SLICES_CONF}=on turns it on: the extra pass it takes "
+            "measured slower than the shuffle on one machine)"
         )
     if choice.kafka_partitioner is None:
         return (
@@ -210,23 +210,19 @@ def choose_path(
 
 
 KAFKA_SLICES_CONF = "spark.windtunnel.kafkaSlices"
-"""``on``, ``off`` or ``auto`` (the default: on unless the master is ``local``)."""
+"""``on`` or ``off`` (the default): whether keys read from Kafka may be sliced by Kafka
+partition, so that micro-batches skip the shuffle."""
 
 
 def kafka_slicing_wanted(spark: Any) -> bool:
     """Whether keys read from Kafka may be sliced by Kafka partition (:data:`KAFKA_SLICES_CONF`).
-    In local mode every shuffle block stays on this machine, and skipping the shuffle costs
-    an extra pass that measured slower (``benchmarks/kafka_e2e.py``); on a cluster the shuffle
-    moves blobs between executors. Raises InvalidInput for another value."""
-    setting = str(spark.conf.get(KAFKA_SLICES_CONF, "auto")).strip().lower()
-    if setting not in ("on", "off", "auto"):
-        raise InvalidInput(KAFKA_SLICES_CONF, setting, "unknown setting", "use on, off or auto")
-    if setting != "auto":
-        return setting == "on"
-    try:
-        return not str(spark.sparkContext.master).startswith("local")
-    except Exception:  # no SparkContext here (Spark Connect): the general path runs anyway
-        return False
+    Off by default: skipping the shuffle takes an extra pass that measured slower than the
+    shuffle in local mode and on a one-host standalone cluster (``benchmarks/kafka_e2e.py``,
+    docs/spark.md). Raises InvalidInput for another value."""
+    setting = str(spark.conf.get(KAFKA_SLICES_CONF, "off")).strip().lower()
+    if setting not in ("on", "off"):
+        raise InvalidInput(KAFKA_SLICES_CONF, setting, "unknown setting", "use on or off")
+    return setting == "on"
 
 
 def default_slices(spark: Any) -> int:

@@ -112,7 +112,7 @@ def test_kafka_slices_skip_the_shuffle_when_each_partition_holds_one_slice(
     from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
 
     checkpoint = str(tmp_path / "ckpt")
-    spark.conf.set(KAFKA_SLICES_CONF, "on")  # local mode keeps the shuffle by default
+    spark.conf.set(KAFKA_SLICES_CONF, "on")  # off by default
     try:
         choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
                              clock="arrival", checkpoint=checkpoint, kafka_partitions=2)

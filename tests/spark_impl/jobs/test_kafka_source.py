@@ -166,8 +166,7 @@ def by_key(seq: int, key: str) -> int:
 
 @pytest.fixture
 def kafka_slices_on(spark: Any) -> Iterator[None]:
-    """Keys read from Kafka sliced by Kafka partition in this local session (the default,
-    ``auto``, does that on a cluster only)."""
+    """Keys read from Kafka sliced by Kafka partition (off by default)."""
     from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
 
     spark.conf.set(KAFKA_SLICES_CONF, "on")
@@ -212,7 +211,7 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
 
     rows = kafka_source(spark, bootstrap=broker, topic=TOPIC, reader="python")
     sink = Sink("json", path=str(tmp_path / "out"))
-    assert "in local mode the shuffle stays on this machine" in job_path(spec, rows, sink).explain()
+    assert "skipping it is off (spark.windtunnel.kafkaSlices=on" in job_path(spec, rows, sink).explain()
     spark.conf.set(KAFKA_SLICES_CONF, "on")
     try:
         explained = job_path(spec, rows, sink).explain()
