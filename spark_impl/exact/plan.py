@@ -201,10 +201,10 @@ def choose_path(
         return PathChoice(GENERAL, tuple(reasons))
     kafka = (kafka_partitions, kafka_partitioner)
     cores = default_slices(spark)
-    fits = kafka_partitions is not None and kafka_slices(kafka_partitions, cores) is not None
+    even = kafka_slices(kafka_partitions, cores) if kafka_partitions is not None else None
     wanted = kafka_partitions is not None and kafka_slicing_wanted(spark)
-    if wanted and fits and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
-        count = slices or kafka_slices(kafka_partitions or 1, cores) or cores
+    if wanted and even is not None and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
+        count = slices or even
         return PathChoice(PRODUCTION, (), count, jvm, SLICINGS[kafka_partitioner], *kafka)
     return PathChoice(PRODUCTION, (), slices or cores, jvm, HASH_SLICES, *kafka, wanted)
 

@@ -59,6 +59,22 @@ def test_a_source_without_control_columns_is_read_without_them(spark: Any) -> No
     assert layout["kind"] >= 0
 
 
+def _one_micro_batch(
+    jvm: Any, spark: Any, plan: str, checkpoint: str, selected: Any, out: Path
+) -> tuple[int, int]:
+    """Micro-batch 0 of ``selected`` on the production operator into JSON files in ``out``,
+    committed: its rows in, and 1 when it skipped the shuffle (else 0)."""
+    from windtunnel.spark_impl.exact.run import open_run
+
+    job = open_run(jvm, spark, plan, checkpoint)
+    try:
+        job.writeFiles(selected._jdf, 0, -(2**63), "json", str(out))
+        rows_in, _, _, unshuffled = (int(v) for v in job.commit(0))
+    finally:
+        job.close()
+    return rows_in, unshuffled
+
+
 @pytest.mark.parametrize("given_as", ["rows-of-an-rdd", "local-relation"])
 def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
     spark: Any, tmp_path: Path, given_as: str
@@ -66,7 +82,7 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
     """``foreachBatch`` gives a plan over an RDD of rows, which is read directly; any other
     plan is executed first. Both give the oracle's outputs."""
     from windtunnel.spark_impl.exact.plan import PRODUCTION, choose_path, plan_json
-    from windtunnel.spark_impl.exact.run import open_run, prepared_input
+    from windtunnel.spark_impl.exact.run import prepared_input
     from windtunnel.spark_impl.jobs.sources import dataframe_source
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
@@ -83,12 +99,7 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
     assert (plan_kind == "LogicalRDD") == (given_as == "rows-of-an-rdd")
     plan = plan_json(QUERY, engine_spec(QUERY, DEFAULT_RULES, 1, 0), 2, layout,
                      time_is_timestamp=time_is_ts)
-    job = open_run(choice.jvm, spark, plan, checkpoint)
-    try:
-        job.writeFiles(selected._jdf, 0, -(2**63), "json", str(tmp_path / "out"))
-        rows_in, _, _, unshuffled = (int(v) for v in job.commit(0))
-    finally:
-        job.close()
+    rows_in, unshuffled = _one_micro_batch(choice.jvm, spark, plan, checkpoint, selected, tmp_path / "out")
     assert (rows_in, unshuffled) == (len(ROWS), 0)
     got = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out")).collect()]
     assert Counter(canonical_lines(outputs_in_order(got))) == _oracle()
@@ -103,7 +114,7 @@ def test_kafka_slices_skip_the_shuffle_when_each_partition_holds_one_slice(
     oracle's outputs."""
     from windtunnel.simulator.murmur2 import partition_for
     from windtunnel.spark_impl.exact.plan import KAFKA_SLICES, choose_path, plan_json
-    from windtunnel.spark_impl.exact.run import open_run, prepared_input
+    from windtunnel.spark_impl.exact.run import prepared_input
     from windtunnel.spark_impl.jobs.sources import dataframe_source
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
@@ -130,12 +141,7 @@ def test_kafka_slices_skip_the_shuffle_when_each_partition_holds_one_slice(
     selected = spark.createDataFrame(parts, selected.schema)
     plan = plan_json(QUERY, engine_spec(QUERY, DEFAULT_RULES, 1, 0), 2, layout,
                      time_is_timestamp=time_is_ts, slicing=KAFKA_SLICES)
-    job = open_run(choice.jvm, spark, plan, checkpoint)
-    try:
-        job.writeFiles(selected._jdf, 0, -(2**63), "json", str(tmp_path / "out"))
-        rows_in, _, _, skipped = (int(v) for v in job.commit(0))
-    finally:
-        job.close()
+    rows_in, skipped = _one_micro_batch(choice.jvm, spark, plan, checkpoint, selected, tmp_path / "out")
     assert (rows_in, skipped) == (len(rows), unshuffled)
     got = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out")).collect()]
     events = [Event(s, {"ts": t, "user": u, "amount": a}, arr) for s, arr, t, u, a in rows]
