@@ -24,7 +24,9 @@ PLACEHOLDER_TAG: Final = "!windtunnel/json-lines"
 """Tag of the scalar that stands for a parsed run; files containing it skip the fast path."""
 
 MIN_RUN_ITEMS: Final = 32
-"""Shorter runs are left to the reference loader (nothing to gain)."""
+MIN_RUN_CHARS: Final = 4096
+"""Runs with fewer items and fewer characters are left to the reference loader (nothing to
+gain); a few long items (``generate``'s micro-batches, one ``batch`` item a line) count."""
 
 _KEY_LINE = re.compile(r"^( *)[A-Za-z_][A-Za-z0-9_.\-]*:[ ]*$", re.MULTILINE)
 _FIRST_ITEM = re.compile(r"( *)- [\[{]")
@@ -151,7 +153,8 @@ def _run_after(text: str, start: int, key_indent: int) -> tuple[int, int, str] |
         return None
     end = lines.end()
     body = text[start:end]
-    if body.count("\n") < MIN_RUN_ITEMS or _UNSAFE.search(body):
+    short = body.count("\n") < MIN_RUN_ITEMS and len(body) < MIN_RUN_CHARS
+    if short or _UNSAFE.search(body):
         return None
     after = _indent_of_next_line(text, end)
     if after is not None and (after > key_indent or text.startswith(prefix, end)):

@@ -135,6 +135,18 @@ def test_fast_path_is_taken_for_generated_files() -> None:
     assert load_yaml(text) == reference(text)
 
 
+def test_fast_path_is_taken_for_a_few_long_batch_items() -> None:
+    # generate --batch-size writes one `batch` item a line: 4 items of 5000 events each
+    batch = [{"event": {"ts": i, "user": f"u{i % 7}"}, "at": i} for i in range(200)]
+    items = [json.dumps({"batch": batch}) for _ in range(4)]
+    text = run_text(items)
+    fast = extract_json_runs(text)
+    assert fast is not None and len(fast.runs) == 1
+    assert load_yaml(text) == reference(text)
+    short = run_text([json.dumps({"batch": batch[:2]}) for _ in range(4)])
+    assert extract_json_runs(short) is None  # few short items: the reference loader
+
+
 @pytest.mark.parametrize(
     "odd",
     [

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import find, given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
 
 from windtunnel.oracle.model.errors import InvalidScenario
 from windtunnel.oracle.model.field_specs import FieldSpec
@@ -17,6 +18,8 @@ DECLARED = [
     FieldSpec("ok", "bool"),
     FieldSpec("click_id", "string", faker="uuid4", duplicates=0.5),
 ]
+QUICK = settings(database=None, phases=(Phase.generate, Phase.shrink))
+"""find() without the example database and the explain phase (which reruns every example)."""
 
 
 @settings(max_examples=60, deadline=None)
@@ -35,16 +38,17 @@ def test_every_value_is_of_its_declared_kind_or_null(data: st.DataObject) -> Non
 
 def test_rates_of_nulls_and_repeats_show_up_and_zero_rates_never() -> None:
     seen = find(field_columns(fields=DECLARED, length=20),
-                lambda c: None in c["amount"] and len(set(c["click_id"])) < 20)
+                lambda c: None in c["amount"] and len(set(c["click_id"])) < 20,
+                settings=settings(QUICK, phases=(Phase.generate,)))  # found, not shrunk
     assert None in seen["amount"]
-    never = find(field_columns(fields=[FieldSpec("x", "int", low=0, high=1000)], length=30),
-                 lambda c: True)
-    assert None not in never["x"]
+    with pytest.raises(NoSuchExample):
+        find(field_columns(fields=[FieldSpec("x", "int", low=0, high=1000)], length=30),
+             lambda c: None in c["x"], settings=settings(QUICK, max_examples=100))
 
 
 def test_columns_shrink_to_fresh_simple_values() -> None:
     """Shrinks towards no nulls, no repeats, the first choice and the low end."""
-    smallest = find(field_columns(fields=DECLARED[:2], length=3), lambda c: True)
+    smallest = find(field_columns(fields=DECLARED[:2], length=3), lambda c: True, settings=QUICK)
     assert smallest == {"campaign": ["spring"] * 3, "amount": [-2] * 3}
 
 
@@ -59,4 +63,5 @@ def test_a_provider_with_few_values_gives_a_short_pool() -> None:
 
 
 def test_values_draw_from_the_declaration() -> None:
-    assert find(field_values(spec=FieldSpec("x", "float", low=1.5, high=2)), lambda v: True) == 1.5
+    assert find(field_values(spec=FieldSpec("x", "float", low=1.5, high=2)), lambda v: True,
+                settings=QUICK) == 1.5
