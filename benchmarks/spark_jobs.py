@@ -30,9 +30,12 @@ two more processes at ``local[1]`` and ``local[2]`` and prints each side's 2-cor
 throughput ratio. ``local[1]`` only limits Spark's task slots: the driver, the JIT, the
 garbage collector and the Python side still use every CPU. ``--pin`` also pins each process
 (and the JVM and Python workers it starts) to that many CPUs, so the 1-core run has one CPU.
+``--sides production`` runs one side alone (no stock runs between its repeats);
+``--driver-memory`` sets the heap a local session's driver and tasks share (Spark: 1g).
 
 Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--events N]
      [--keys K] [--repeat R] [--files F] [--general] [--scaling] [--cores C]
+     [--sides stock,stock-parquet,production] [--driver-memory 4g]
 """
 
 from __future__ import annotations
@@ -232,16 +235,16 @@ SIDES: dict[str, Callable[[Any, Shape, Path], float]] = {
 
 
 def measure(cores: int, names: list[str], events: int | None, keys: int | None, repeat: int,
-            general: bool) -> dict[str, dict[str, float]]:
+            sides: list[str], driver_memory: str | None) -> dict[str, dict[str, float]]:
     """events/s per shape and side, in one session at ``local[cores]``."""
     from windtunnel.spark_impl.session import spark_session
 
-    spark = spark_session(master=f"local[{cores}]")
+    conf = {"spark.driver.memory": driver_memory} if driver_memory else {}
+    spark = spark_session(master=f"local[{cores}]", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
     chosen = shapes(events, keys)
     root = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
     results: dict[str, dict[str, float]] = {}
-    sides = ["stock", "stock-parquet", "production"] + (["general"] if general else [])
     for name in names:
         shape = chosen[name]
         data = root / name
@@ -261,9 +264,9 @@ def measure(cores: int, names: list[str], events: int | None, keys: int | None, 
 
 def report(results: dict[str, dict[str, float]], cores: int) -> None:
     for name, rates in results.items():
-        stock = rates["stock"]
+        stock = rates.get("stock")
         for side, rate in rates.items():
-            ratio = "" if side == "stock" else f"  {rate / stock:.2f}x stock"
+            ratio = "" if side == "stock" or stock is None else f"  {rate / stock:.2f}x stock"
             if side == "production" and "stock-parquet" in rates:
                 ratio += f", {rate / rates['stock-parquet']:.2f}x stock-parquet"
             print(f"[local[{cores}]] {name:10s} {side:10s} {rate / 1e6:7.3f}M events/s{ratio}",
@@ -277,7 +280,11 @@ def main() -> int:
     parser.add_argument("--keys", type=int)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--general", action="store_true")
+    parser.add_argument("--general", action="store_true", help="add the general operator's side")
+    parser.add_argument("--sides", default="stock,stock-parquet,production",
+                        help="comma-separated sides to run (production alone: no stock ratio)")
+    parser.add_argument("--driver-memory", help="spark.driver.memory (default Spark's 1g); "
+                        "a local session's tasks share the driver's heap")
     parser.add_argument("--scaling", action="store_true")
     parser.add_argument("--pin", action="store_true",
                         help="with --scaling: pin each process (Python, JVM, Python workers) to "
@@ -288,8 +295,13 @@ def main() -> int:
     global FILES_PER_BATCH
     FILES_PER_BATCH = args.files
     names = [n for n in args.shapes.split(",") if n]
+    sides = [x for x in args.sides.split(",") if x] + (["general"] if args.general else [])
+    unknown = sorted(set(sides) - set(SIDES))
+    if unknown:
+        parser.error(f"--sides: unknown {unknown}; use some of {', '.join(SIDES)}")
     if not args.scaling:
-        results = measure(args.cores, names, args.events, args.keys, args.repeat, args.general)
+        results = measure(args.cores, names, args.events, args.keys, args.repeat, sides,
+                          args.driver_memory)
         if args.json:
             print("RESULTS " + json.dumps(results))
         else:
@@ -298,7 +310,10 @@ def main() -> int:
     by_cores: dict[int, dict[str, dict[str, float]]] = {}
     for cores in (1, 2):
         command = [sys.executable, __file__, "--shapes", args.shapes, "--repeat", str(args.repeat),
-                   "--cores", str(cores), "--files", str(args.files), "--json"]
+                   "--cores", str(cores), "--files", str(args.files), "--json",
+                   "--sides", ",".join(sides)]
+        if args.driver_memory:
+            command += ["--driver-memory", args.driver_memory]
         if args.events:
             command += ["--events", str(args.events)]
         if args.keys:
