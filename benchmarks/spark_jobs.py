@@ -31,7 +31,8 @@ throughput ratio. ``local[1]`` only limits Spark's task slots: the driver, the J
 garbage collector and the Python side still use every CPU. ``--pin`` also pins each process
 (and the JVM and Python workers it starts) to that many CPUs, so the 1-core run has one CPU.
 ``--sides production`` runs one side alone (no stock runs between its repeats);
-``--driver-memory`` sets the heap a local session's driver and tasks share (Spark: 1g).
+``--driver-memory`` sets the heap a local session's driver and tasks share (default:
+windtunnel's local default, a quarter of the memory up to 4g; ``1g`` is Spark's own).
 
 Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--events N]
      [--keys K] [--repeat R] [--files F] [--general] [--scaling] [--cores C]
@@ -283,8 +284,9 @@ def main() -> int:
     parser.add_argument("--general", action="store_true", help="add the general operator's side")
     parser.add_argument("--sides", default="stock,stock-parquet,production",
                         help="comma-separated sides to run (production alone: no stock ratio)")
-    parser.add_argument("--driver-memory", help="spark.driver.memory (default Spark's 1g); "
-                        "a local session's tasks share the driver's heap")
+    parser.add_argument("--driver-memory",
+                        help="spark.driver.memory, the heap a local session's tasks share "
+                        "(default windtunnel's: a quarter of the memory up to 4g; Spark's is 1g)")
     parser.add_argument("--scaling", action="store_true")
     parser.add_argument("--pin", action="store_true",
                         help="with --scaling: pin each process (Python, JVM, Python workers) to "
