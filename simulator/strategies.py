@@ -58,6 +58,12 @@ def faker_values(provider: str = "user_name") -> st.SearchStrategy[str]:
     return st.sampled_from(_pool(provider))
 
 
+MAX_WINDOWS_PER_EVENT = 1_000
+"""A drawn hop is at least ``size / MAX_WINDOWS_PER_EVENT`` (rounded up): an event falls into
+at most this many overlapping windows (a 60 s window every 1 ms would give 60,000, and a
+20-event stream 360,000 outputs: a cost, not a new case)."""
+
+
 def _size(min_ms: int, max_ms: int) -> st.SearchStrategy[int]:
     """A duration that shrinks towards ``max_ms`` (fewer, larger windows)."""
     return st.integers(0, max_ms - min_ms).map(lambda k: max_ms - k)
@@ -83,8 +89,9 @@ def window_blocks(
     """Scenario ``window`` blocks (durations as integer ms) of the given kinds.
 
     Kinds: ``fixed`` always; ``session``, ``count``, ``trailing`` when the oracle has
-    registered them. Shrinks towards the first kind, the largest size, no hop, zero
-    tolerance and no idle timeout. Raises InvalidSpec for an unknown kind or bad bounds.
+    registered them. A fixed window's hop gives at most MAX_WINDOWS_PER_EVENT windows per
+    event. Shrinks towards the first kind, the largest size, no hop, zero tolerance and no
+    idle timeout. Raises InvalidSpec for an unknown kind or bad bounds.
     """
     _check_range("max_size_ms", min_size_ms, max_size_ms)
     if not kinds:
@@ -120,7 +127,7 @@ def _fixed_block(
     size = draw(_size(lo, hi))
     block: dict[str, Any] = {"size": size}
     if hopping:
-        every = draw(st.none() | _size(1, size))
+        every = draw(st.none() | _size(-(-size // MAX_WINDOWS_PER_EVENT), size))
         if every is not None and every != size:
             block["every"] = every
     tolerance = draw(st.integers(0, max_tol))

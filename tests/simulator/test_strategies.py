@@ -12,10 +12,12 @@ from windtunnel.oracle.model.spec import FixedWindows, WindowSpec
 from windtunnel.oracle.model.stream import Advance, Batch, Event, checked, events_of
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 from windtunnel.simulator.strategies import (
+    MAX_WINDOWS_PER_EVENT,
     faker_values,
     scenario_dicts,
     scenarios,
     streams,
+    window_blocks,
     window_specs,
 )
 
@@ -172,3 +174,18 @@ def test_scenarios_shrink_to_one_tumbling_window_over_a_short_in_order_single_ke
     assert len(events) == 2
     assert len({e.payload["key"] for e in events}) == 1
     assert [e.payload["ts"] for e in events] == [0, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(window_blocks(kinds=("fixed",), max_size_ms=3_600_000))
+def test_a_hop_puts_an_event_in_at_most_a_thousand_windows(block: dict[str, object]) -> None:
+    size, every = block["size"], block.get("every", block["size"])
+    assert isinstance(size, int) and isinstance(every, int)
+    assert -(-size // every) <= MAX_WINDOWS_PER_EVENT
+
+
+def test_hops_near_the_bound_are_still_drawn() -> None:
+    block = find(window_blocks(kinds=("fixed",), max_size_ms=60_000),
+                 lambda b: "every" in b and b["size"] >= 900 * b["every"],
+                 settings=settings(database=None, max_examples=5_000, phases=QUICK_SHRINK))
+    assert block["size"] >= 900 * block["every"]  # 900 to 1,000 windows per event
