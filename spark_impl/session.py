@@ -107,13 +107,19 @@ def local_files_jar(jar: Path) -> Path:
     return small
 
 
+def tasks_in_the_driver(master: str | None) -> bool:
+    """True for ``local`` and ``local[N]`` (the default master): the tasks run in the driver's
+    JVM and share its heap and class path (not ``local-cluster``, nor any cluster)."""
+    return (master or "local").split("[")[0] == "local"
+
+
 def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]:
     """The settings that give a local session :data:`NIO_LOCAL_FILES` for ``file:`` paths:
     windtunnel's jar on the driver's class path (local mode: the tasks run in the driver)
     and ``fs.file.impl``. Empty for a cluster master, when ``conf`` already chooses a file
     system for ``file:``, or when no jar built for this Spark is at hand (then Hadoop's own
     file system stays)."""
-    if (master or "local").split("[")[0] != "local" or "spark.hadoop.fs.file.impl" in conf:
+    if not tasks_in_the_driver(master) or "spark.hadoop.fs.file.impl" in conf:
         return {}
     from windtunnel.spark_impl.jvm.build import jar_for_spark, jar_info, spark_version
 
@@ -352,7 +358,7 @@ def spark_session(
         builder = SparkSession.builder.master(master or "local[2]").appName(app_name)
         settings = dict(BASE_CONF)
         settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
-        if not master or master.startswith("local"):
+        if tasks_in_the_driver(master):
             memory = local_driver_memory()
             if memory is not None:
                 settings["spark.driver.memory"] = memory
