@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,44 @@ def test_a_file_uri_checkpoint_keeps_the_state_inside_it(spark: Any, tmp_path: P
     _run(spark, source, tmp_path / "out", checkpoint)
     assert (tmp_path / "ckpt" / "windtunnel" / "FORMAT").is_file()
     assert _outputs(spark, tmp_path / "out") == _oracle(BATCHES)
+
+
+def _slice_file(data: bytes) -> tuple[int, int, str, int, int, bytes]:
+    """A slice file read by its documented layout (docs/spark.md, "State on the checkpoint"):
+    magic, format, fingerprint, version, slice, the payload's length, the payload, and a
+    CRC32 of the payload, big-endian; the file holds nothing after it."""
+    magic, form = struct.unpack_from(">II", data, 0)
+    (text_length,) = struct.unpack_from(">H", data, 8)
+    at = 10 + text_length
+    fingerprint = data[10:at].decode()
+    version, slice_, length = struct.unpack_from(">qii", data, at)
+    payload = data[at + 16: at + 16 + length]
+    (crc,) = struct.unpack_from(">q", data, at + 16 + length)
+    assert len(data) == at + 16 + length + 8, "bytes after the CRC"
+    assert crc == zlib.crc32(payload)
+    return magic, form, fingerprint, version, slice_, payload
+
+
+def test_slice_files_keep_their_layout(spark: Any, tmp_path: Path) -> None:
+    """Each slice file written per micro-batch (its payload built in place, lengths filled in
+    afterwards) has the layout earlier versions wrote and read: a checkpoint of either reads
+    in the other."""
+    source = tmp_path / "in"
+    _write(source, range(3))
+    _run(spark, source, tmp_path / "out", str(tmp_path / "ckpt"))
+    files = sorted((tmp_path / "ckpt" / "windtunnel" / "state").glob("*/slice-*"))
+    assert files
+    for path in files:
+        magic, form, fingerprint, version, slice_, payload = _slice_file(path.read_bytes())
+        assert (magic, form) == (0x5754534C, 1)
+        assert fingerprint and version == int(path.parent.name)
+        assert slice_ == int(path.name.removeprefix("slice-"))
+        (lanes,) = struct.unpack_from(">i", payload, 0)
+        at = 4
+        for _ in range(lanes):  # per lane: its id, its state's length, its state
+            _lane, length = struct.unpack_from(">qi", payload, at)
+            at += 12 + length
+        assert at == len(payload)
 
 
 def test_local_files_have_no_side_files_and_a_copy_with_them_resumes_exactly(

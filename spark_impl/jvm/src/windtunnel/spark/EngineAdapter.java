@@ -52,6 +52,11 @@ final class EngineAdapter {
     return StateCodec.snapshot((Slice) state);
   }
 
+  /** {@link #encode}'s bytes, written to {@code out}. */
+  void writeState(Object state, java.io.OutputStream out) {
+    StateCodec.writeSnapshot((Slice) state, out);
+  }
+
   Object decode(byte[] bytes) {
     try {
       return StateCodec.fromSnapshot(spec, bytes);

@@ -34,10 +34,13 @@ final class SliceCache {
   private static final class Entry {
     final long version;
     final SoftReference<Object> state;
+    /** The size of the slice's last state file (-1: none written yet). */
+    final int bytes;
 
-    Entry(long version, Object state) {
+    Entry(long version, Object state, int bytes) {
       this.version = version;
       this.state = new SoftReference<>(state);
+      this.bytes = bytes;
     }
   }
 
@@ -73,9 +76,20 @@ final class SliceCache {
     }
   }
 
-  static void put(String root, String token, int slice, long version, Object state) {
+  /** Keeps {@code state} as {@code slice}'s state after {@code version}, whose state file
+   * has {@code bytes} bytes (-1 when unknown). */
+  static void put(String root, String token, int slice, long version, Object state, int bytes) {
     synchronized (ENTRIES) {
-      ENTRIES.put(key(root, token, slice), new Entry(version, state));
+      ENTRIES.put(key(root, token, slice), new Entry(version, state, bytes));
+    }
+  }
+
+  /** The size of {@code slice}'s last state file as this cache knows it, else 0: how large a
+   * buffer to start its next file in. */
+  static int bytes(String root, String token, int slice) {
+    synchronized (ENTRIES) {
+      Entry entry = ENTRIES.get(key(root, token, slice));
+      return entry == null ? 0 : Math.max(0, entry.bytes);
     }
   }
 

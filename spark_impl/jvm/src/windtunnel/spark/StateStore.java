@@ -1,6 +1,5 @@
 package windtunnel.spark;
 
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -46,7 +45,7 @@ import org.apache.hadoop.fs.Path;
 public final class StateStore {
   public static final int FORMAT_VERSION = 1;
   static final String ROOT = "windtunnel";
-  private static final int MAGIC = 0x5754534c; // "WTSL"
+  static final int MAGIC = 0x5754534c; // "WTSL"
 
   private StateStore() {}
 
@@ -75,29 +74,24 @@ public final class StateStore {
   public static void writeSlice(
       Configuration conf, String root, String fingerprint, long version, int slice, byte[] payload)
       throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(payload.length + 64);
-    DataOutputStream out = new DataOutputStream(bytes);
-    out.writeInt(MAGIC);
-    out.writeInt(FORMAT_VERSION);
-    out.writeUTF(fingerprint);
-    out.writeLong(version);
-    out.writeInt(slice);
-    out.writeInt(payload.length);
-    out.write(payload);
-    CRC32 crc = new CRC32();
-    crc.update(payload);
-    out.writeLong(crc.getValue());
-    out.flush();
-    writeAtomically(conf, sliceFile(root, version, slice), bytes.toByteArray());
+    SliceFile file = new SliceFile(fingerprint, version, slice, payload.length + 128);
+    file.write(payload);
+    writeSlice(conf, root, file);
+  }
+
+  /** Writes a slice file whose payload {@code file} holds. */
+  static void writeSlice(Configuration conf, String root, SliceFile file) throws IOException {
+    file.finish();
+    writeAtomically(conf, sliceFile(root, file.version, file.slice), file::writeTo);
   }
 
   /** {@link #writeSlice}, an I/O failure as a StateError naming the file. */
-  static void writeSliceOrFail(
-      Configuration conf, String root, String fingerprint, long version, int slice, byte[] payload) {
+  static void writeSliceOrFail(Configuration conf, String root, SliceFile file) {
     try {
-      writeSlice(conf, root, fingerprint, version, slice, payload);
+      writeSlice(conf, root, file);
     } catch (IOException e) {
-      throw new StateError("cannot write " + sliceFile(root, version, slice) + ": " + e.getMessage());
+      throw new StateError(
+          "cannot write " + sliceFile(root, file.version, file.slice) + ": " + e.getMessage());
     }
   }
 
@@ -348,10 +342,20 @@ public final class StateStore {
   }
 
   static void writeAtomically(Configuration conf, Path path, byte[] bytes) throws IOException {
+    writeAtomically(conf, path, out -> out.write(bytes));
+  }
+
+  /** What a file's bytes are written by. */
+  interface Contents {
+    void writeTo(java.io.OutputStream out) throws IOException;
+  }
+
+  /** Writes a file under a temporary name and renames it to {@code path} (replacing it). */
+  static void writeAtomically(Configuration conf, Path path, Contents contents) throws IOException {
     FileSystem fs = path.getFileSystem(conf);
     Path tmp = new Path(path.getParent(), "." + path.getName() + "." + UUID.randomUUID() + ".tmp");
     try (java.io.OutputStream out = FileWrites.create(fs, tmp)) {
-      out.write(bytes);
+      contents.writeTo(out);
     }
     if (fs.exists(path)) {
       fs.delete(path, false);

@@ -1,6 +1,5 @@
 package windtunnel.spark;
 
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -76,10 +75,13 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     EngineAdapter engine = EngineAdapter.forSpec(plan.engineSpec);
     long file = baseFiles == null || slice >= baseFiles.length ? -1 : baseFiles[slice];
     @SuppressWarnings("unchecked")
+    int sizeHint = SliceCache.bytes(root, token, slice);
     Map<Long, Object> lanes = (Map<Long, Object>) SliceCache.take(root, token, slice, baseVersion);
     if (lanes == null) {
-      lanes = file < 0 ? new TreeMap<>()
-          : decode(engine, StateStore.readSlice(conf.value().value(), root, plan.fingerprint, file, slice));
+      byte[] stored = file < 0 ? null
+          : StateStore.readSlice(conf.value().value(), root, plan.fingerprint, file, slice);
+      lanes = stored == null ? new TreeMap<>() : decode(engine, stored);
+      sizeHint = stored == null ? 0 : stored.length + 128;
     }
     List<Object[]> out = new ArrayList<>();
     EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
@@ -112,12 +114,16 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       }
       changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
     }
+    int bytes = -1;
     if (changed || file < 0) {
-      StateStore.writeSliceOrFail(conf.value().value(), root, plan.fingerprint, version, slice,
-          encode(engine, lanes));
+      SliceFile written =
+          new SliceFile(plan.fingerprint, version, slice, sizeHint + sizeHint / 8);
+      encode(engine, lanes, written);
+      StateStore.writeSliceOrFail(conf.value().value(), root, written);
+      bytes = written.position();
       file = version;
     }
-    SliceCache.put(root, token, slice, version, lanes);
+    SliceCache.put(root, token, slice, version, lanes, bytes < 0 ? sizeHint : bytes);
     if (TaskContext.get() != null) {
       // rows read: the slice's events, and the control rows (every slice gets each) once
       long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
@@ -197,20 +203,19 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     }
   }
 
-  /** A slice's state: per lane, the engine's own bytes. */
-  static byte[] encode(EngineAdapter engine, Map<Long, Object> lanes) {
+  /** A slice's state: per lane, the engine's own bytes, written into {@code file}'s payload
+   * in place (each lane's length filled in after its bytes). */
+  static void encode(EngineAdapter engine, Map<Long, Object> lanes, SliceFile file) {
     try {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bytes);
+      DataOutputStream out = file.data;
       out.writeInt(lanes.size());
       for (Map.Entry<Long, Object> lane : lanes.entrySet()) {
-        byte[] state = engine.encode(lane.getValue());
         out.writeLong(lane.getKey());
-        out.writeInt(state.length);
-        out.write(state);
+        int lengthAt = file.position();
+        out.writeInt(0);
+        engine.writeState(lane.getValue(), file);
+        file.putInt(lengthAt, file.position() - lengthAt - 4);
       }
-      out.flush();
-      return bytes.toByteArray();
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
