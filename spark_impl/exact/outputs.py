@@ -1,7 +1,7 @@
 """Where the production operator's output rows go, once per micro-batch.
 
-Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N`` as
-``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
+Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N``, as
+the engine emits them, as ``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
 them; Parquet through Parquet's own writer), replacing an earlier attempt's file, so a
 micro-batch Spark replays after a restart replaces its files instead of adding to them: with
 the checkpoint, every output row lands exactly once. One Spark job per micro-batch, no

@@ -129,42 +129,71 @@ final class EngineAdapter {
     ((Slice) state).end(afterSeq, rows);
   }
 
-  /** Outputs as rows of values (OutputRows.SCHEMA's order, the lane last when the plan has
-   * lanes). */
+  /** The engine's outputs as output rows ({@link OutputRow}, reused; OutputRows.SCHEMA's
+   * columns, the lane last when the plan has lanes), handed to a sink one by one; counts
+   * them. */
   static final class Rows implements windtunnel.engine.Out {
-    private final List<Object[]> out;
+    private final java.util.function.Consumer<OutputRow> sink;
     private final boolean lanes;
+    private final OutputRow row;
     long lane;
+    long count;
 
-    Rows(List<Object[]> out, boolean lanes) {
-      this.out = out;
+    Rows(java.util.function.Consumer<OutputRow> sink, boolean lanes) {
+      this.sink = sink;
       this.lanes = lanes;
+      this.row = new OutputRow(lanes ? 18 : 17);
+    }
+
+    /** Rows collected into {@code out} as objects (for Spark rows). */
+    static Rows collecting(List<Object[]> out, boolean lanes) {
+      return new Rows(row -> out.add(row.toArray()), lanes);
     }
 
     @Override
     public void accept(OutRecord r) {
-      Object[] row = new Object[lanes ? 18 : 17];
-      row[0] = r.type;
-      row[1] = r.hasStartMs ? (Object) r.startMs : null;
-      row[2] = r.hasEndMs ? (Object) r.endMs : null;
-      row[3] = r.hasStartOffset ? (Object) r.startOffset : null;
-      row[4] = r.hasEndOffset ? (Object) r.endOffset : null;
-      row[5] = r.group;
-      row[6] = r.row;
-      row[7] = r.reason;
-      row[8] = r.hasAfterSeq ? (Object) r.afterSeq : null;
-      row[9] = r.hasWallMs ? (Object) r.wallMs : null;
-      row[10] = r.partial;
-      row[11] = r.hasSeq ? (Object) r.seq : null;
-      row[12] = r.windows;
-      row[13] = r.message;
-      row[14] = r.step;
-      row[15] = r.hasGroupFirstSeq ? (Object) r.groupFirstSeq : null;
-      row[16] = r.emitIndex;
-      if (lanes) {
-        row[17] = lane;
+      OutputRow row = this.row;
+      row.clear();
+      row.text(0, r.type);
+      if (r.hasStartMs) {
+        row.int64(1, r.startMs);
       }
-      out.add(row);
+      if (r.hasEndMs) {
+        row.int64(2, r.endMs);
+      }
+      if (r.hasStartOffset) {
+        row.int64(3, r.startOffset);
+      }
+      if (r.hasEndOffset) {
+        row.int64(4, r.endOffset);
+      }
+      row.text(5, r.group);
+      row.text(6, r.row);
+      row.text(7, r.reason);
+      if (r.hasAfterSeq) {
+        row.int64(8, r.afterSeq);
+      }
+      if (r.hasWallMs) {
+        row.int64(9, r.wallMs);
+      }
+      if (r.partial != null) {
+        row.bool(10, r.partial);
+      }
+      if (r.hasSeq) {
+        row.int64(11, r.seq);
+      }
+      row.text(12, r.windows);
+      row.text(13, r.message);
+      row.int64(14, r.step);
+      if (r.hasGroupFirstSeq) {
+        row.int64(15, r.groupFirstSeq);
+      }
+      row.int64(16, r.emitIndex);
+      if (lanes) {
+        row.int64(17, lane);
+      }
+      count++;
+      sink.accept(row);
     }
   }
 
@@ -174,7 +203,7 @@ final class EngineAdapter {
     EngineAdapter engine = forSpec(engineSpec);
     Object state = engine.fresh();
     List<Object[]> rows = new java.util.ArrayList<>();
-    Rows out = new Rows(rows, false);
+    Rows out = Rows.collecting(rows, false);
     engine.event(state, 0, values, null, out);
     engine.end(engine.decode(engine.encode(state)), 0, out);
     if (rows.isEmpty()) {

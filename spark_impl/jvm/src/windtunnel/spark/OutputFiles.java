@@ -3,7 +3,7 @@ package windtunnel.spark;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.function.Consumer;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -22,8 +22,8 @@ import org.apache.spark.sql.types.StructType;
 import windtunnel.engine.JsonWriter;
 
 /**
- * A slice's output rows of one micro-batch, written by its task as one file of the output
- * directory: {@code part-<batch>-<slice>-windtunnel.json} (JSON lines, nulls left out, as
+ * A slice's output rows of one micro-batch, written by its task as they come ({@link Writer})
+ * as one file of the output directory: {@code part-<batch>-<slice>-windtunnel.json} (JSON lines, nulls left out, as
  * Spark's JSON writer writes them) or {@code .snappy.parquet} (Parquet's own writer, the
  * columns and types of {@link OutputRows#SCHEMA}). Written under a temporary name and renamed,
  * replacing an earlier attempt's file: a micro-batch Spark runs again after a restart writes
@@ -38,58 +38,144 @@ final class OutputFiles {
     return String.format("part-%05d-%05d-windtunnel%s", batch, slice, ext);
   }
 
-  /** Writes {@code rows} (values in {@code schema}'s order) as the slice's file. */
-  static void write(Configuration conf, String directory, long batch, int slice, String format,
-      StructType schema, List<Object[]> rows) {
-    Path target = new Path(directory, name(batch, slice, format));
-    Path tmp = new Path(directory, "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
-    try {
-      FileSystem fs = target.getFileSystem(conf);
+  /**
+   * A slice's output file of one micro-batch, written row by row as the engine emits them:
+   * opened under a temporary name at the first row (no rows, no file), renamed over the
+   * target by {@link #finish}, deleted by {@link #abort}.
+   */
+  static final class Writer implements Consumer<OutputRow> {
+    private final Configuration conf;
+    private final Path target;
+    private final Path tmp;
+    private final String format;
+    private final StructType schema;
+    private final String[] names;
+    private FileSystem fs;
+    private ParquetWriter<OutputRow> parquet;
+    private OutputStream json;
+    private final StringBuilder lines = new StringBuilder(JSON_CHUNK + 1024);
+
+    Writer(Configuration conf, String directory, long batch, int slice, String format,
+        StructType schema) {
+      this.conf = conf;
+      this.target = new Path(directory, name(batch, slice, format));
+      this.tmp = new Path(directory, "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
+      this.format = format;
+      this.schema = schema;
+      this.names = schema.fieldNames();
+    }
+
+    @Override
+    public void accept(OutputRow row) {
+      try {
+        if (fs == null) {
+          open();
+        }
+        if (parquet != null) {
+          parquet.write(row);
+        } else {
+          appendJson(lines, names, row);
+          if (lines.length() >= JSON_CHUNK) {
+            flushJson();
+          }
+        }
+      } catch (IOException e) {
+        throw failed(e);
+      }
+    }
+
+    private void open() throws IOException {
+      fs = target.getFileSystem(conf);
       FileWrites.mkdirs(fs, target.getParent());
       if (format.equals("parquet")) {
-        writeParquet(FileWrites.parquetFile(conf, fs, tmp), conf, schema, rows);
+        parquet = parquetWriter(FileWrites.parquetFile(conf, fs, tmp), conf, schema);
       } else {
-        try (OutputStream out = FileWrites.create(fs, tmp)) {
-          out.write(jsonLines(schema, rows).getBytes(StandardCharsets.UTF_8));
+        json = FileWrites.create(fs, tmp);
+      }
+    }
+
+    private void flushJson() throws IOException {
+      json.write(lines.toString().getBytes(StandardCharsets.UTF_8));
+      lines.setLength(0);
+    }
+
+    /** Closes the file and renames it over the target (replacing an earlier attempt's);
+     * nothing when no row came. */
+    void finish() {
+      if (fs == null) {
+        return;
+      }
+      try {
+        if (parquet != null) {
+          parquet.close();
+        } else {
+          flushJson();
+          json.close();
         }
+        if (fs.exists(target)) {
+          fs.delete(target, false);
+        }
+        if (!fs.rename(tmp, target)) {
+          throw new IOException("cannot rename " + tmp + " to " + target);
+        }
+      } catch (IOException e) {
+        throw failed(e);
       }
-      if (fs.exists(target)) {
-        fs.delete(target, false);
+    }
+
+    /** Closes and deletes the temporary file (the task failed). */
+    void abort() {
+      if (fs == null) {
+        return;
       }
-      if (!fs.rename(tmp, target)) {
-        throw new IOException("cannot rename " + tmp + " to " + target);
+      try {
+        if (parquet != null) {
+          parquet.close();
+        } else {
+          json.close();
+        }
+      } catch (IOException | RuntimeException ignored) {
+        // deleted below
       }
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot write the output file " + target + ": "
+      try {
+        fs.delete(tmp, false);
+      } catch (IOException ignored) {
+        // a hidden temporary file left behind: readers skip names starting with '.'
+      }
+    }
+
+    private IllegalStateException failed(IOException e) {
+      return new IllegalStateException("cannot write the output file " + target + ": "
           + e.getMessage(), e);
     }
   }
 
-  static String jsonLines(StructType schema, List<Object[]> rows) {
-    StructField[] fields = schema.fields();
-    StringBuilder out = new StringBuilder(rows.size() * 160);
-    for (Object[] row : rows) {
-      out.append('{');
-      boolean first = true;
-      for (int i = 0; i < fields.length; i++) {
-        Object value = row[i];
-        if (value == null) {
-          continue;
-        }
-        if (!first) {
-          out.append(',');
-        }
-        first = false;
-        out.append('"').append(fields[i].name()).append("\":");
-        if (value instanceof String) {
-          JsonWriter.string(out, (String) value);
-        } else {
-          out.append(value);
-        }
+  /** JSON text is handed to the file in chunks of about this many characters. */
+  private static final int JSON_CHUNK = 1 << 16;
+
+  /** One JSON line of {@code row} (nulls left out) appended to {@code out}. */
+  static void appendJson(StringBuilder out, String[] names, OutputRow row) {
+    out.append('{');
+    boolean first = true;
+    for (int i = 0; i < names.length; i++) {
+      byte kind = row.kind[i];
+      if (kind == OutputRow.NULL) {
+        continue;
       }
-      out.append("}\n");
+      if (!first) {
+        out.append(',');
+      }
+      first = false;
+      out.append('"').append(names[i]).append("\":");
+      if (kind == OutputRow.TEXT) {
+        JsonWriter.string(out, row.texts[i]);
+      } else if (kind == OutputRow.BOOL) {
+        out.append(row.bools[i]);
+      } else {
+        out.append(row.longs[i]);
+      }
     }
-    return out.toString();
+    out.append("}\n");
   }
 
   static MessageType parquetSchema(StructType schema) {
@@ -107,11 +193,11 @@ final class OutputFiles {
     return builder.named("spark_schema");
   }
 
-  private static void writeParquet(OutputFile file, Configuration conf, StructType schema,
-      List<Object[]> rows) throws IOException {
+  private static ParquetWriter<OutputRow> parquetWriter(OutputFile file, Configuration conf,
+      StructType schema) throws IOException {
     // dictionaries only where values repeat (type, reason): for times, groups and results
     // they cost a hash lookup per value and fall back to plain pages anyway
-    try (ParquetWriter<Object[]> writer = new RowsParquet.Builder(file, parquetSchema(schema))
+    return new RowsParquet.Builder(file, parquetSchema(schema))
         .withConf(conf)
         .withCompressionCodec(CompressionCodecName.SNAPPY)
         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
@@ -124,11 +210,6 @@ final class OutputFiles {
         .withStatisticsEnabled("row", false)
         .withStatisticsEnabled("windows", false)
         .withStatisticsEnabled("message", false)
-        .build()) {
-      for (Object[] row : rows) {
-        writer.write(row);
-      }
-    }
+        .build();
   }
-
 }

@@ -10,11 +10,11 @@ import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
 
 /**
- * Output rows ({@code Object[]}: String, Boolean, a Number written as a long, or null) written
- * straight to Parquet's record consumer: no Group objects and no field lookups by name per
- * value, which Parquet's example writer spends most of its time on.
+ * Output rows ({@link OutputRow}) written straight to Parquet's record consumer: no Group
+ * objects and no field lookups by name per value, which Parquet's example writer spends most
+ * of its time on.
  */
-final class RowsParquet extends WriteSupport<Object[]> {
+final class RowsParquet extends WriteSupport<OutputRow> {
   private final MessageType type;
   private final String[] names;
   /** Per column, the last string written and its bytes: rows in a row repeat the same
@@ -44,25 +44,26 @@ final class RowsParquet extends WriteSupport<Object[]> {
   }
 
   @Override
-  public void write(Object[] row) {
+  public void write(OutputRow row) {
     consumer.startMessage();
     for (int i = 0; i < names.length; i++) {
-      Object value = row[i];
-      if (value == null) {
+      byte kind = row.kind[i];
+      if (kind == OutputRow.NULL) {
         continue;
       }
       consumer.startField(names[i], i);
-      if (value instanceof String) {
+      if (kind == OutputRow.TEXT) {
+        String value = row.texts[i];
         if (value != lastText[i]) {
-          lastText[i] = (String) value;
+          lastText[i] = value;
           lastBinary[i] = Binary.fromConstantByteArray(
-              lastText[i].getBytes(java.nio.charset.StandardCharsets.UTF_8));
+              value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
         consumer.addBinary(lastBinary[i]);
-      } else if (value instanceof Boolean) {
-        consumer.addBoolean((Boolean) value);
+      } else if (kind == OutputRow.BOOL) {
+        consumer.addBoolean(row.bools[i]);
       } else {
-        consumer.addLong(((Number) value).longValue());
+        consumer.addLong(row.longs[i]);
       }
       consumer.endField(names[i], i);
     }
@@ -70,7 +71,7 @@ final class RowsParquet extends WriteSupport<Object[]> {
   }
 
   /** A writer of rows of {@code type} to {@code file}. */
-  static final class Builder extends ParquetWriter.Builder<Object[], Builder> {
+  static final class Builder extends ParquetWriter.Builder<OutputRow, Builder> {
     private final MessageType type;
 
     Builder(OutputFile file, MessageType type) {
@@ -84,7 +85,7 @@ final class RowsParquet extends WriteSupport<Object[]> {
     }
 
     @Override
-    protected WriteSupport<Object[]> getWriteSupport(Configuration conf) {
+    protected WriteSupport<OutputRow> getWriteSupport(Configuration conf) {
       return new RowsParquet(type);
     }
   }

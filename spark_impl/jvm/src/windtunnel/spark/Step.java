@@ -68,14 +68,39 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
 
   @Override
   public Iterator<Row> call(Integer slice, Iterator<Tuple2<Integer, byte[]>> blobs) {
+    boolean lanes = plan.lane >= 0;
+    if (fileFormat == null) {
+      List<Object[]> out = new ArrayList<>();
+      run(slice, blobs, EngineAdapter.Rows.collecting(out, lanes));
+      List<Row> rowsOut = new ArrayList<>(out.size());
+      for (Object[] values : out) {
+        rowsOut.add(RowFactory.create(values));
+      }
+      return rowsOut.iterator();
+    }
+    OutputFiles.Writer file = new OutputFiles.Writer(conf.value().value(), directory, version,
+        slice, fileFormat, OutputRows.of(plan));
+    try {
+      run(slice, blobs, new EngineAdapter.Rows(file, lanes));
+    } catch (RuntimeException | Error e) {
+      file.abort();
+      throw e;
+    }
+    file.finish();
+    return java.util.Collections.emptyIterator();
+  }
+
+  /** Runs the slice's micro-batch, its outputs into {@code rows}; writes and reports the
+   * slice's new state. */
+  private void run(int slice, Iterator<Tuple2<Integer, byte[]>> blobs, EngineAdapter.Rows rows) {
     SliceInput input = SliceInput.decode(blobs, plan);
     if (plan.lane < 0) {
       continuesTheStream(input);
     }
     EngineAdapter engine = EngineAdapter.forSpec(plan.engineSpec);
     long file = baseFiles == null || slice >= baseFiles.length ? -1 : baseFiles[slice];
-    @SuppressWarnings("unchecked")
     int sizeHint = SliceCache.bytes(root, token, slice);
+    @SuppressWarnings("unchecked")
     Map<Long, Object> lanes = (Map<Long, Object>) SliceCache.take(root, token, slice, baseVersion);
     if (lanes == null) {
       byte[] stored = file < 0 ? null
@@ -83,8 +108,6 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       lanes = stored == null ? new TreeMap<>() : decode(engine, stored);
       sizeHint = stored == null ? 0 : stored.length + 128;
     }
-    List<Object[]> out = new ArrayList<>();
-    EngineAdapter.Rows rows = new EngineAdapter.Rows(out, plan.lane >= 0);
     boolean changed = false;
     long maxSeq = -1;
     if (plan.systemWall) {
@@ -131,19 +154,8 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       for (Object state : lanes.values()) {
         open += engine.openWindows(state);
       }
-      reports.add(new long[] {slice, rowsIn, out.size(), file, maxSeq, open});
+      reports.add(new long[] {slice, rowsIn, rows.count, file, maxSeq, open});
     }
-    if (fileFormat != null) {
-      if (!out.isEmpty()) {
-        OutputFiles.write(conf.value().value(), directory, version, slice, fileFormat, OutputRows.of(plan), out);
-      }
-      return java.util.Collections.emptyIterator();
-    }
-    List<Row> rowsOut = new ArrayList<>(out.size());
-    for (Object[] values : out) {
-      rowsOut.add(RowFactory.create(values));
-    }
-    return rowsOut.iterator();
   }
 
   /** Every event comes after the stream's last seq of the micro-batches before (a slice
