@@ -73,36 +73,32 @@ public final class FloatRepr {
         shortest(out, mantissa, exponent);
     }
 
-    /** Writes digits * 10^exp10 in Python's repr layout. */
+    /** "0." and the most zeros fixed notation puts after it (decpt > -4). */
+    private static final char[] ZERO_POINT = "0.000".toCharArray();
+
+    /** Writes digits * 10^exp10 in Python's repr layout: the digits are appended as a long
+     * (no buffer of their own: this runs for every float of every output row), then the point
+     * and zeros go around them. */
     private static void layout(StringBuilder out, long digits, int exp10) {
-        char[] text = new char[20];
-        int n = 0;
-        for (long rest = digits; rest > 0; rest /= 10) {
-            text[19 - n++] = (char) ('0' + rest % 10);
-        }
-        int from = 20 - n;
-        int decpt = exp10 + n; // value = 0.<text> * 10^decpt
+        int from = out.length();
+        out.append(digits);
+        int n = out.length() - from;
+        int decpt = exp10 + n; // value = 0.<digits> * 10^decpt
         if (decpt > -4 && decpt <= 16) {
             if (decpt <= 0) {
-                out.append("0.");
-                for (int i = decpt; i < 0; i++) {
-                    out.append('0');
-                }
-                out.append(text, from, n);
+                out.insert(from, ZERO_POINT, 0, 2 - decpt);
             } else if (decpt >= n) {
-                out.append(text, from, n);
                 for (int i = n; i < decpt; i++) {
                     out.append('0');
                 }
                 out.append(".0");
             } else {
-                out.append(text, from, decpt).append('.').append(text, from + decpt, n - decpt);
+                out.insert(from + decpt, '.');
             }
             return;
         }
-        out.append(text[from]);
         if (n > 1) {
-            out.append('.').append(text, from + 1, n - 1);
+            out.insert(from + 1, '.');
         }
         int e = decpt - 1;
         out.append('e').append(e < 0 ? '-' : '+');
