@@ -155,39 +155,23 @@ final class EngineAdapter {
       OutputRow row = this.row;
       row.clear();
       row.text(0, r.type);
-      if (r.hasStartMs) {
-        row.int64(1, r.startMs);
-      }
-      if (r.hasEndMs) {
-        row.int64(2, r.endMs);
-      }
-      if (r.hasStartOffset) {
-        row.int64(3, r.startOffset);
-      }
-      if (r.hasEndOffset) {
-        row.int64(4, r.endOffset);
-      }
+      row.int64(1, r.hasStartMs, r.startMs);
+      row.int64(2, r.hasEndMs, r.endMs);
+      row.int64(3, r.hasStartOffset, r.startOffset);
+      row.int64(4, r.hasEndOffset, r.endOffset);
       row.text(5, r.group);
       row.text(6, r.row);
       row.text(7, r.reason);
-      if (r.hasAfterSeq) {
-        row.int64(8, r.afterSeq);
-      }
-      if (r.hasWallMs) {
-        row.int64(9, r.wallMs);
-      }
+      row.int64(8, r.hasAfterSeq, r.afterSeq);
+      row.int64(9, r.hasWallMs, r.wallMs);
       if (r.partial != null) {
         row.bool(10, r.partial);
       }
-      if (r.hasSeq) {
-        row.int64(11, r.seq);
-      }
+      row.int64(11, r.hasSeq, r.seq);
       row.text(12, r.windows);
       row.text(13, r.message);
       row.int64(14, r.step);
-      if (r.hasGroupFirstSeq) {
-        row.int64(15, r.groupFirstSeq);
-      }
+      row.int64(15, r.hasGroupFirstSeq, r.groupFirstSeq);
       row.int64(16, r.emitIndex);
       if (lanes) {
         row.int64(17, lane);

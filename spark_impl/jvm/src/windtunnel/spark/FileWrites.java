@@ -49,6 +49,18 @@ final class FileWrites {
     return Files.newOutputStream(file.toPath());
   }
 
+  /** Renames the finished temporary file {@code tmp} to {@code target}, replacing a file
+   * there (an earlier attempt's): readers see the whole file or the one before. */
+  static void publish(FileSystem fs, Path tmp, Path target) throws IOException {
+    if (fs.exists(target)) {
+      fs.delete(target, false);
+    }
+    if (!fs.rename(tmp, target)) {
+      fs.delete(tmp, false);
+      throw new IOException("cannot rename " + tmp + " to " + target);
+    }
+  }
+
   /** Makes {@code dir} and its parents. */
   static void mkdirs(FileSystem fs, Path dir) throws IOException {
     File file = localFile(fs, dir);

@@ -106,18 +106,11 @@ final class OutputFiles {
         return;
       }
       try {
-        if (parquet != null) {
-          parquet.close();
-        } else {
+        if (json != null) {
           flushJson();
-          json.close();
         }
-        if (fs.exists(target)) {
-          fs.delete(target, false);
-        }
-        if (!fs.rename(tmp, target)) {
-          throw new IOException("cannot rename " + tmp + " to " + target);
-        }
+        close();
+        FileWrites.publish(fs, tmp, target);
       } catch (IOException e) {
         throw failed(e);
       }
@@ -129,11 +122,7 @@ final class OutputFiles {
         return;
       }
       try {
-        if (parquet != null) {
-          parquet.close();
-        } else {
-          json.close();
-        }
+        close();
       } catch (IOException | RuntimeException ignored) {
         // deleted below
       }
@@ -141,6 +130,14 @@ final class OutputFiles {
         fs.delete(tmp, false);
       } catch (IOException ignored) {
         // a hidden temporary file left behind: readers skip names starting with '.'
+      }
+    }
+
+    private void close() throws IOException {
+      if (parquet != null) {
+        parquet.close();
+      } else {
+        json.close();
       }
     }
 

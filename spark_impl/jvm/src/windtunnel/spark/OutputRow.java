@@ -46,6 +46,13 @@ final class OutputRow {
     longs[column] = value;
   }
 
+  /** {@code value} when {@code present}, else nothing (null). */
+  void int64(int column, boolean present, long value) {
+    if (present) {
+      int64(column, value);
+    }
+  }
+
   void bool(int column, boolean value) {
     kind[column] = BOOL;
     bools[column] = value;

@@ -357,13 +357,7 @@ public final class StateStore {
     try (java.io.OutputStream out = FileWrites.create(fs, tmp)) {
       contents.writeTo(out);
     }
-    if (fs.exists(path)) {
-      fs.delete(path, false);
-    }
-    if (!fs.rename(tmp, path)) {
-      fs.delete(tmp, false);
-      throw new IOException("cannot rename " + tmp + " to " + path);
-    }
+    FileWrites.publish(fs, tmp, path);
   }
 
   /** The FORMAT file. */
