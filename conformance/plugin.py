@@ -335,7 +335,7 @@ def _session(config: pytest.Config) -> Any:
 
             spark = spark_session(
                 config.getoption("--windtunnel-master"), config.getoption("--windtunnel-remote"),
-                conf=CHECK_CONF, local_files=True,
+                conf=CHECK_CONF, local_files=True, closure_checks=True,
             )
     except MissingExtra as exc:
         pytest.skip(str(exc))

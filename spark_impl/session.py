@@ -30,6 +30,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from windtunnel.oracle.model.errors import EngineUnavailable
+from windtunnel.spark_impl.jvm.driver_jars import (
+    closure_checks_conf,
+    local_files_conf,
+    tasks_in_the_driver,
+)
 from windtunnel.spark_impl.jvm.java import ensure_java
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -71,71 +76,6 @@ CHECK_CONF = {
 """Settings of the session windtunnel starts for ``check`` and the pytest plugin (not for
 ``run``, whose large micro-batches need the optimizing JIT); they apply only when the
 session's JVM starts with them (docs/conformance.md, "The per-scenario floor")."""
-
-
-NIO_LOCAL_FILES = "windtunnel.spark.NioLocalFileSystem"
-"""Hadoop's local file system with permissions set in-process (``NioLocalFileSystem.java``):
-Hadoop without its native library (PySpark ships none) runs ``chmod`` as a child process for
-every new file and directory, about 9 ms of wall time and 10 ms of CPU each here, and a
-streaming query writes several files per micro-batch (offsets, commits, state)."""
-
-
-def local_files_jar(jar: Path) -> Path:
-    """A jar holding only ``jar``'s :data:`NIO_LOCAL_FILES` classes, made once in windtunnel's
-    cache and named by ``jar``'s digest (never beside a shipped jar, whose folder may be
-    read-only and outlives upgrades): on the driver's class path it gives Hadoop the file
-    system, while the operator's own classes still load from ``jar`` through windtunnel's
-    loader (``jvm/binding.py``), as a jar given to it must (a class on the application class
-    path would shadow it). Raises OSError when the cache cannot be written."""
-    import hashlib
-    import zipfile
-
-    from windtunnel.spark_impl.jvm.build import cache_dir
-
-    digest = hashlib.sha256(jar.read_bytes()).hexdigest()[:16]
-    small: Path = cache_dir() / "jvm" / f"localfs-{digest}.jar"
-    if small.is_file():
-        return small
-    small.parent.mkdir(parents=True, exist_ok=True)
-    prefix = NIO_LOCAL_FILES.replace(".", "/")
-    tmp = small.with_name(f".{small.name}.{os.getpid()}.tmp")
-    with zipfile.ZipFile(jar) as whole, zipfile.ZipFile(tmp, "w") as part:
-        for item in whole.infolist():
-            if item.filename.startswith(prefix):
-                part.writestr(item, whole.read(item))
-    os.replace(tmp, small)
-    return small
-
-
-def tasks_in_the_driver(master: str | None) -> bool:
-    """True for ``local`` and ``local[N]`` (the default master): the tasks run in the driver's
-    JVM and share its heap and class path (not ``local-cluster``, nor any cluster)."""
-    return (master or "local").split("[")[0] == "local"
-
-
-def local_files_conf(master: str | None, conf: dict[str, str]) -> dict[str, str]:
-    """The settings that give a local session :data:`NIO_LOCAL_FILES` for ``file:`` paths:
-    windtunnel's jar on the driver's class path (local mode: the tasks run in the driver)
-    and ``fs.file.impl``. Empty for a cluster master, when ``conf`` already chooses a file
-    system for ``file:``, or when no jar built for this Spark is at hand (then Hadoop's own
-    file system stays)."""
-    if not tasks_in_the_driver(master) or "spark.hadoop.fs.file.impl" in conf:
-        return {}
-    from windtunnel.spark_impl.jvm.build import jar_for_spark, jar_info, spark_version
-
-    try:
-        path, _ = jar_for_spark()
-    except Exception:  # no javac and no shipped jar, or javac failed: Hadoop's own then
-        return {}
-    info = jar_info(path)
-    if info is None or info.spark != spark_version():
-        return {}
-    try:
-        small = local_files_jar(path)
-    except OSError:  # no writable cache: Hadoop's own then
-        return {}
-    class_path = os.pathsep.join(p for p in (conf.get("spark.driver.extraClassPath"), str(small)) if p)
-    return {"spark.driver.extraClassPath": class_path, "spark.hadoop.fs.file.impl": NIO_LOCAL_FILES}
 
 
 LOG_ENV = "WINDTUNNEL_SPARK_LOG"
@@ -336,14 +276,17 @@ def spark_session(
     app_name: str = "windtunnel",
     conf: dict[str, str] | None = None,
     local_files: bool = False,
+    closure_checks: bool = False,
 ) -> Any:
     """A SparkSession: ``remote`` (``sc://host:port``) for Spark Connect, else ``master``
     (default ``local[2]``; ``spark://host:port`` for a standalone cluster). The package's
     modules are shipped for cluster and Connect sessions; ``app_name``, ``conf`` and
     ``shuffle_partitions`` apply to local and cluster sessions (Connect sessions have the
     server's). A local session's driver gets :func:`local_driver_memory` unless ``conf``
-    or the user's Spark settings name it. ``local_files``: a local session's ``file:`` paths go through
-    :data:`NIO_LOCAL_FILES` (:func:`local_files_conf`). Raises EngineUnavailable when
+    or the user's Spark settings name it. ``local_files``: a local session's ``file:`` paths go
+    through windtunnel's ``NioLocalFileSystem`` (``driver_jars.local_files_conf``);
+    ``closure_checks``: Spark's closure cleaner checks each lambda class once
+    (``driver_jars.closure_checks_conf``). Raises EngineUnavailable when
     the session cannot start: no Java for a JVM (``java.ensure_java``), nothing listening at
     ``remote`` or ``master`` (``check_reachable``), or Spark's own failure."""
     _python_env()
@@ -367,6 +310,8 @@ def spark_session(
         settings.update(conf or {})
         if local_files:
             settings.update(local_files_conf(master, settings))
+        if closure_checks:
+            settings.update(closure_checks_conf(settings))
         for key, value in settings.items():
             builder = builder.config(key, value)
         with _jvm_stderr_to_log(), _keeping_sigint():

@@ -40,13 +40,14 @@ from windtunnel.oracle.scenario import Scenario
 
 def check_session(spark: Any) -> Any:
     """``spark``, or windtunnel's own session for checks when None: started once with
-    :data:`~windtunnel.spark_impl.session.CHECK_CONF` and in-process local file permissions
-    (``local_files``), Spark's log at errors only."""
+    :data:`~windtunnel.spark_impl.session.CHECK_CONF`, in-process local file permissions
+    (``local_files``) and lambda classes checked once by Spark's closure cleaner
+    (``closure_checks``), Spark's log at errors only."""
     if spark is not None:
         return spark
     from windtunnel.spark_impl.session import CHECK_CONF, spark_session
 
-    session = spark_session(conf=CHECK_CONF, local_files=True)
+    session = spark_session(conf=CHECK_CONF, local_files=True, closure_checks=True)
     session.sparkContext.setLogLevel("ERROR")
     return session
 

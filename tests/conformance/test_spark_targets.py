@@ -143,11 +143,11 @@ def test_a_check_starts_its_own_session_with_the_check_settings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Without a session, the Spark targets start one with CHECK_CONF (the JIT settings for
-    many small micro-batches) and in-process local file permissions; a session given is used
-    as it is."""
+    many small micro-batches), in-process local file permissions and the closure checks agent;
+    a session given is used as it is."""
     from windtunnel.spark_impl import session
 
-    started: list[tuple[dict[str, str] | None, bool]] = []
+    started: list[tuple[dict[str, str] | None, bool, bool]] = []
 
     class Context:
         def setLogLevel(self, level: str) -> None:
@@ -157,14 +157,15 @@ def test_a_check_starts_its_own_session_with_the_check_settings(
         sparkContext = Context()
 
     def fake_session(
-        *_args: object, conf: dict[str, str] | None = None, local_files: bool = False
+        *_args: object, conf: dict[str, str] | None = None, local_files: bool = False,
+        closure_checks: bool = False,
     ) -> Session:
-        started.append((conf, local_files))
+        started.append((conf, local_files, closure_checks))
         return Session()
 
     monkeypatch.setattr(session, "spark_session", fake_session)
     assert isinstance(check_session(None), Session)
-    assert started == [(session.CHECK_CONF, True)]
+    assert started == [(session.CHECK_CONF, True, True)]
     assert "-XX:TieredStopAtLevel=1" in session.CHECK_CONF["spark.driver.extraJavaOptions"]
     given = object()
     assert check_session(given) is given
