@@ -139,8 +139,8 @@ sys.path.insert(0, project)
 codes = {}
 for job in ("jobs:failed_logins", "jobs_broken:failed_logins"):
     result = CliRunner().invoke(cli, [
-        "check", f"{project}/specs/failed_logins.yaml", "--job", job, "--examples", "40",
-        "--out", out, "--shrink-seconds", "30"])
+        "check", f"{project}/specs/failed_logins.yaml", "--job", job, "--examples", "15",
+        "--out", out, "--shrink-seconds", "10"])
     codes[job] = [result.exit_code, result.output[-400:]]
 checks = SparkSession.getActiveSession().sparkContext._jvm.windtunnel.spark.ClosureChecks
 print(json.dumps({"codes": codes, "installed": checks.installed(),
