@@ -80,7 +80,7 @@ class MemoryFeed:
         self._stream = stream
         jvm = session._jvm
         # looked up once: Py4J resolves a dotted name by trying each prefix as a class,
-        # and every miss searches all of Spark's jars (about 10 ms of the JVM's CPU)
+        # and every miss searches all of Spark's jars
         self._lines = jvm.java.util.regex.Pattern.compile("\n")
         self._as_scala = jvm.scala.jdk.javaapi.CollectionConverters.asScala
         self._empty = self._as_scala(jvm.java.util.ArrayList())
