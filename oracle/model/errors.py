@@ -62,6 +62,17 @@ class MissingExtra(WindtunnelError, ImportError):
         )
 
 
+ECHO_CHARS = 80
+"""The longest echo of a value; a text (a path, a name) may take :data:`ECHO_TEXT_CHARS`."""
+
+ECHO_TEXT_CHARS = 240
+
+
 def _echo(value: Any) -> str:
+    """``repr(value)``, a long one cut in the middle: its end (a file's name) stays."""
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    limit = ECHO_TEXT_CHARS if isinstance(value, str) else ECHO_CHARS
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) // 2
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head):]

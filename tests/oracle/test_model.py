@@ -98,3 +98,17 @@ def test_result_as_jsonl_and_dataframe() -> None:
     assert list(frame["reason"]) == ["close", "late", "null_time", "end_of_input"]
     assert frame["start_ms"].tolist()[:2] == [0, 0] and str(frame["start_ms"].dtype) == "Int64"
     assert frame["row.n"].tolist()[0] == 1
+
+
+def test_a_long_path_is_echoed_whole_and_a_longer_value_keeps_its_end() -> None:
+    from windtunnel.oracle.model.errors import InvalidScenario
+
+    path = "/tmp/pytest-of-someone/pytest-123/popen-gw1/test_bad_files_give_one_line_b0/bomb.yaml"
+    assert f"file={path!r}: " in str(InvalidScenario("file", path, "rule", "fix"))
+    deep = "/" + "d" * 400 + "/spec.yaml"
+    echoed = str(InvalidScenario("file", deep, "rule", "fix")).split(": rule")[0]
+    assert echoed.startswith("file='/ddd") and echoed.endswith("/spec.yaml'")
+    assert "..." in echoed and len(echoed) <= len("file=") + 240
+    item = {"events": list(range(200))}
+    echoed = str(InvalidScenario("input[3]", item, "rule", "fix")).split(": rule")[0]
+    assert len(echoed) <= len("input[3]=") + 80 and echoed.endswith("198, 199]}")
