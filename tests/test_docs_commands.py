@@ -44,7 +44,7 @@ SCRIPT_FENCES = ("sh", "bash", "shell")
 SKIPPED: tuple[tuple[str, str], ...] = (
     (r"^python3 -m venv ", "sets up a virtual environment (CI runs the README's two commands)"),
     (r"^(\.venv/bin/)?pip install ", "installs packages"),
-    (r"^(\.venv/bin/)?pytest -q( -n 2)?$", "runs the whole test suite (this test is part of it)"),
+    (r"^(\.venv/bin/)?pytest -q -n 2$", "runs the whole test suite (this test is part of it)"),
     (r"^export ", "sets environment variables for the cluster commands that follow"),
     (r"spark-class org\.apache\.spark\.deploy", "starts a standalone Spark master or worker"),
     (r"start-connect-server\.sh", "starts a Spark Connect server"),

@@ -63,9 +63,10 @@ class MissingExtra(WindtunnelError, ImportError):
 
 
 ECHO_CHARS = 80
-"""The longest echo of a value; a text (a path, a name) may take :data:`ECHO_TEXT_CHARS`."""
+"""The longest echo of a value in a message."""
 
 ECHO_TEXT_CHARS = 240
+"""The longest echo of a text value (a path, a name)."""
 
 
 def _echo(value: Any) -> str:
@@ -75,4 +76,4 @@ def _echo(value: Any) -> str:
     if len(text) <= limit:
         return text
     head = (limit - 3) // 2
-    return text[:head] + "..." + text[len(text) - (limit - 3 - head):]
+    return text[:head] + "..." + text[head + 3 - limit:]
