@@ -14,6 +14,8 @@ import sys
 import threading
 from typing import Any
 
+from windtunnel.spark_impl import scratch
+
 STOP_TIMEOUT_S = 15.0
 """How long stopping may take before the process leaves anyway (the JVM exits with it)."""
 
@@ -37,12 +39,17 @@ def _stop(spark: Any) -> None:
 
 
 def stop_spark(timeout_s: float = STOP_TIMEOUT_S) -> bool:
-    """Stop the active queries and the session of this process; True when one was stopped
-    within ``timeout_s`` (False: no session, or stopping took too long)."""
+    """Stop the active queries and the session of this process, then remove the temporary
+    checkpoints still open (:mod:`windtunnel.spark_impl.scratch`; none is made from the start
+    of the call on); True when a session was stopped within ``timeout_s`` (False: no
+    session, or stopping took too long)."""
+    scratch.close()
     spark = active_session()
     if spark is None:
+        scratch.remove_open()
         return False
     worker = threading.Thread(target=_stop, args=(spark,), name="windtunnel-stop", daemon=True)
     worker.start()
     worker.join(timeout_s)
+    scratch.remove_open()
     return not worker.is_alive()

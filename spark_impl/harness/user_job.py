@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +69,7 @@ from windtunnel.spark_impl.harness.memory_feed import MemoryFeed, memory_feed, n
 from windtunnel.spark_impl.harness.stock_replay import StockPlan, plan_stock
 from windtunnel.spark_impl.jobs.scripted import scripted_stream
 from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
+from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.stock.payload import payload_schema
 
 Job = Callable[[DataFrame], DataFrame]
@@ -439,7 +439,7 @@ def _collect(out: DataFrame, job_name: str, spec: Query, started: Started | None
     def keep(batch: DataFrame, batch_id: int) -> None:
         collected.extend((batch_id, r.asDict(recursive=True)) for r in batch.collect())
 
-    with tempfile.TemporaryDirectory(prefix="windtunnel-job-") as checkpoint:
+    with checkpoint_dir(None, "job") as checkpoint:
         try:
             writer = (out.writeStream.outputMode(spec.output_mode).foreachBatch(keep)
                       .option("checkpointLocation", checkpoint))
