@@ -45,11 +45,11 @@ def stop_spark(timeout_s: float = STOP_TIMEOUT_S) -> bool:
     session, or stopping took too long)."""
     scratch.close()
     spark = active_session()
-    if spark is None:
-        scratch.remove_open()
-        return False
-    worker = threading.Thread(target=_stop, args=(spark,), name="windtunnel-stop", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
+    stopped = False
+    if spark is not None:
+        worker = threading.Thread(target=_stop, args=(spark,), name="windtunnel-stop", daemon=True)
+        worker.start()
+        worker.join(timeout_s)
+        stopped = not worker.is_alive()
     scratch.remove_open()
-    return not worker.is_alive()
+    return stopped
