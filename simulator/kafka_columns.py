@@ -88,17 +88,18 @@ def payload_pieces(workload: Workload, table: Table, *, escaped: bool) -> list[p
     JSON string literal without quotes (``encode_basestring(p)[1:-1]``): escaping is per
     character, so the payload's fixed text and each field's JSON texts are escaped apart,
     one column at a time, with no per-record string. Records of several shapes (fields)
-    are joined per shape and put back in row order: then one piece."""
+    are joined per shape, put back in row order and escaped whole: then one piece."""
     parts = rendered_parts(workload, table, as_json=True)
     if parts and parts[0][0] is None:
         return _pieces(parts[0][1], escaped)
-    joined = [pc.binary_join_element_wise(*_pieces(columns, escaped), "") for _, columns in parts]
+    joined = [pc.binary_join_element_wise(*_pieces(columns, False), "") for _, columns in parts]
     if not joined:
         return [pa.array([], pa.string())]
     positions = np.concatenate([rows for rows, _ in parts if rows is not None])
     inverse = np.empty(len(positions), np.int64)
     inverse[positions] = np.arange(len(positions))
-    return [pa.concat_arrays(joined).take(pa.array(inverse))]
+    payloads = pa.concat_arrays(joined).take(pa.array(inverse))
+    return [json_string_bodies(payloads) if escaped else payloads]
 
 
 def _pieces(columns: Rendered, escaped: bool) -> list[pa.Array | str]:

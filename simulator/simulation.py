@@ -235,6 +235,11 @@ class Simulation:
             return np.zeros(len(t["gen"]), dtype=np.int64)
         return self.workload.group_codes(t)
 
+    def _windowed(self, t: Table) -> npt.NDArray[np.bool_]:
+        """Rows the default query's window sees (its ``where`` stage keeps)."""
+        removed = self.workload.filtered(t)
+        return np.ones(len(t["gen"]), dtype=np.bool_) if removed is None else ~removed
+
     def _inject_late(
         self,
         t: Table,
@@ -244,17 +249,12 @@ class Simulation:
     ) -> None:
         k = self.knobs
         n = len(tag)
-        removed = self.workload.filtered(t)
+        windowed = self._windowed(t)  # only records the window sees can be late
         share = 1.0 - k.null_fraction - k.invalid_fraction - k.outlier_fraction
-        if removed is not None and n:
-            share *= 1.0 - float(removed.mean())  # only records the window sees can be late
+        share *= float(windowed.mean()) if n else 1.0
         chance = min(1.0, k.late_fraction / share) if share > 0 else 1.0
-        picked = (rng.random(n) < chance) & (tag == NONE)
-        if removed is not None:
-            picked &= ~removed
-        valid = (t["status"] == 0) & ~picked
-        if removed is not None:
-            valid &= ~removed
+        picked = (rng.random(n) < chance) & (tag == NONE) & windowed
+        valid = (t["status"] == 0) & ~picked & windowed
         before, _, _ = truth.clocks_before(groups, t["ts"], valid, self._truth_clocks.copy())
         placed = picked & (before != truth.NONE)
         count = int(placed.sum())
@@ -315,8 +315,7 @@ class Simulation:
         k = self.knobs
         gap = k.session_gap_ms
         usable = (t["status"] == 0) & (t["tag"] == NONE) if "tag" in t else t["status"] == 0
-        removed = self.workload.filtered(t)
-        ok = np.flatnonzero(usable if removed is None else usable & ~removed)
+        ok = np.flatnonzero(usable & self._windowed(t))
         order = ok[np.argsort(groups[ok], kind="stable")]
         g = groups[order]
         ts = t["ts"][order]

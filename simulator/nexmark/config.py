@@ -61,7 +61,7 @@ class NexmarkKnobs:
                 if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                     raise InvalidInput(f.name, value, "must be a probability in [0, 1]", "give e.g. 0.1")
                 continue
-            low = 0 if f.name in ("occasional_delay_ms",) or f.name.endswith("_proportion") else 1
+            low = 0 if f.name.endswith(("_ms", "_proportion", "_byte_size")) else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInput(
                     f.name, value, f"must be a whole number of at least {low}",
