@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -17,7 +18,7 @@ from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import load_scenario
 from windtunnel.simulator.column_outputs import COLUMN_WRITERS
-from windtunnel.simulator.kafka_columns import KafkaColumns, line_bytes
+from windtunnel.simulator.kafka_columns import KafkaColumns, line_bytes, payload_pieces
 from windtunnel.simulator.nexmark.workload import FIELDS
 from windtunnel.simulator.outputs import WRITERS, write_scenario
 from windtunnel.simulator.payloads import payload_dicts, payload_json
@@ -148,6 +149,17 @@ def test_kafka_shaped_files_hold_the_payloads(tmp_path: Path) -> None:
     assert len(files) == 5
     rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert [json.loads(r["value"]) for r in rows] == want
+
+
+@pytest.mark.parametrize("kinds", ["person,auction,bid", "bid"])
+def test_payload_pieces_join_to_the_payloads_and_their_escapes(kinds: str) -> None:
+    sim = simulate("nexmark", **KNOBS, kinds=kinds)
+    for table in sim.chunks():
+        payloads = payload_json(sim.workload, table)
+        raw = pc.binary_join_element_wise(*payload_pieces(sim.workload, table, escaped=False), "")
+        escaped = pc.binary_join_element_wise(*payload_pieces(sim.workload, table, escaped=True), "")
+        assert raw.to_pylist() == payloads
+        assert escaped.to_pylist() == [json.dumps(p)[1:-1] for p in payloads]
 
 
 def test_kafka_lines_are_the_per_record_kafka_records() -> None:
