@@ -46,11 +46,15 @@ class NexmarkKnobs:
     def __post_init__(self) -> None:
         kinds = self.kinds
         if (
-            not isinstance(kinds, tuple) or not kinds
-            or any(k not in KINDS for k in kinds) or len(set(kinds)) != len(kinds)
+            not isinstance(kinds, tuple)
+            or not kinds
+            or any(k not in KINDS for k in kinds)
+            or len(set(kinds)) != len(kinds)
         ):
             raise InvalidInput(
-                "kinds", _echo(kinds), f"must name distinct kinds among {', '.join(KINDS)}",
+                "kinds",
+                _echo(kinds),
+                f"must name distinct kinds among {', '.join(KINDS)}",
                 "give e.g. bid, or auction,bid",
             )
         for f in fields(self):
@@ -58,18 +62,34 @@ class NexmarkKnobs:
             if f.name == "kinds":
                 continue
             if f.name == "prob_delayed_event":
-                if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-                    raise InvalidInput(f.name, value, "must be a probability in [0, 1]", "give e.g. 0.1")
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not 0 <= value <= 1
+                ):
+                    raise InvalidInput(
+                        f.name, value, "must be a probability in [0, 1]", "give e.g. 0.1"
+                    )
                 continue
             low = 0 if f.name.endswith(("_ms", "_proportion", "_byte_size")) else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInput(
-                    f.name, value, f"must be a whole number of at least {low}",
+                    f.name,
+                    value,
+                    f"must be a whole number of at least {low}",
                     f"give {low} or more (Nexmark's default: {f.default})",
                 )
+        if "bid" in kinds and not self.bid_proportion:
+            raise InvalidInput(
+                "kinds",
+                _echo(kinds),
+                "names bid, but bid_proportion=0 generates none",
+                "drop bid from kinds, or give bid_proportion 1 or more",
+            )
         if not self.person_proportion or not self.auction_proportion:
             raise InvalidInput(
-                "person_proportion" if not self.person_proportion else "auction_proportion", 0,
+                "person_proportion" if not self.person_proportion else "auction_proportion",
+                0,
                 "must be at least 1: bids refer to earlier persons and auctions",
                 "give 1 or more (Nexmark's defaults: 1 person, 3 auctions, 46 bids)",
             )
@@ -106,7 +126,9 @@ def nexmark_knobs(options: dict[str, Any]) -> NexmarkKnobs:
     for raw_name, raw in options.items():
         name = own_name(raw_name)
         if name is None:
-            raise InvalidInput(raw_name, raw, "not a Nexmark knob", f"use one of {', '.join(NAMES)}")
+            raise InvalidInput(
+                raw_name, raw, "not a Nexmark knob", f"use one of {', '.join(NAMES)}"
+            )
         values[name] = _convert(name, raw)
     return NexmarkKnobs(**values)
 
@@ -134,24 +156,72 @@ def _convert(name: str, raw: Any) -> Any:
 
 
 def _echo(value: Any) -> Any:
-    return ",".join(value) if isinstance(value, tuple) and all(isinstance(v, str) for v in value) else value
+    return (
+        ",".join(value)
+        if isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+        else value
+    )
 
 
 HELP: Final[dict[str, tuple[str, str, str]]] = {
-    "kinds": ("kinds", "person,auction,bid", "event kinds written, e.g. bid (same numbering and times as the full stream)"),
+    "kinds": (
+        "kinds",
+        "person,auction,bid",
+        "event kinds written, e.g. bid (same numbering and times as the full stream)",
+    ),
     "person_proportion": ("count", "1", "personProportion: persons per epoch of ids"),
     "auction_proportion": ("count", "3", "auctionProportion: auctions per epoch of ids"),
     "bid_proportion": ("count", "46", "bidProportion: bids per epoch of ids"),
-    "out_of_order_group_size": ("events", "1", "outOfOrderGroupSize: events permuted within groups of this size"),
-    "hot_auction_ratio": ("ratio", "2", "hotAuctionRatio: a bid is for the hot auction with P = 1 - 1/ratio"),
-    "hot_sellers_ratio": ("ratio", "4", "hotSellersRatio: an auction is by the hot seller with P = 1 - 1/ratio"),
-    "hot_bidders_ratio": ("ratio", "4", "hotBiddersRatio: a bid is by the hot bidder with P = 1 - 1/ratio"),
-    "num_in_flight_auctions": ("count", "100", "numInFlightAuctions: recent auctions a cold bid picks from"),
-    "num_active_people": ("count", "1000", "numActivePeople: recent persons a cold seller or bidder is"),
-    "avg_person_byte_size": ("bytes", "200", "avgPersonByteSize: person size the extra field pads to"),
-    "avg_auction_byte_size": ("bytes", "500", "avgAuctionByteSize: auction size the extra field pads to"),
+    "out_of_order_group_size": (
+        "events",
+        "1",
+        "outOfOrderGroupSize: events permuted within groups of this size",
+    ),
+    "hot_auction_ratio": (
+        "ratio",
+        "2",
+        "hotAuctionRatio: a bid is for the hot auction with P = 1 - 1/ratio",
+    ),
+    "hot_sellers_ratio": (
+        "ratio",
+        "4",
+        "hotSellersRatio: an auction is by the hot seller with P = 1 - 1/ratio",
+    ),
+    "hot_bidders_ratio": (
+        "ratio",
+        "4",
+        "hotBiddersRatio: a bid is by the hot bidder with P = 1 - 1/ratio",
+    ),
+    "num_in_flight_auctions": (
+        "count",
+        "100",
+        "numInFlightAuctions: recent auctions a cold bid picks from",
+    ),
+    "num_active_people": (
+        "count",
+        "1000",
+        "numActivePeople: recent persons a cold seller or bidder is",
+    ),
+    "avg_person_byte_size": (
+        "bytes",
+        "200",
+        "avgPersonByteSize: person size the extra field pads to",
+    ),
+    "avg_auction_byte_size": (
+        "bytes",
+        "500",
+        "avgAuctionByteSize: auction size the extra field pads to",
+    ),
     "avg_bid_byte_size": ("bytes", "100", "avgBidByteSize: bid size the extra field pads to"),
-    "prob_delayed_event": ("probability", "0.1", "probDelayedEvent: share of events that arrive delayed"),
-    "occasional_delay_ms": ("duration", "3s", "occasionalDelaySec: a delayed event arrives up to this much later"),
+    "prob_delayed_event": (
+        "probability",
+        "0.1",
+        "probDelayedEvent: share of events that arrive delayed",
+    ),
+    "occasional_delay_ms": (
+        "duration",
+        "3s",
+        "occasionalDelaySec: a delayed event arrives up to this much later",
+    ),
 }
 """Unit, default and meaning of every Nexmark knob (the CLI's help, docs/simulator.md)."""

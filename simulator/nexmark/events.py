@@ -49,10 +49,20 @@ def numeric_columns(
         "event_ms": event_ms,
         "p_number": numbers,
         "p_kind": kind,
-        **{name: np.full(n, -1, dtype=np.int64) for name in (
-            "p_id", "p_auction", "p_bidder", "p_price", "p_reserve", "p_seller",
-            "p_category", "p_length_ms", "p_channel",
-        )},
+        **{
+            name: np.full(n, -1, dtype=np.int64)
+            for name in (
+                "p_id",
+                "p_auction",
+                "p_bidder",
+                "p_price",
+                "p_reserve",
+                "p_seller",
+                "p_category",
+                "p_length_ms",
+                "p_channel",
+            )
+        },
     }
     table["p_id"][persons] = rules.last_person(ids[persons], config) + rules.FIRST_PERSON_ID
     a_ids = ids[auctions]
@@ -98,13 +108,22 @@ def _person(table: Table, rows: I64, config: NexmarkKnobs, rng: np.random.Genera
     names = np.array([len(v) for v in text.person_names()])
     cities = np.array([len(v) for v in text.US_CITIES])
     size = (
-        PERSON_FIXED_BYTES + names[name] + text.lengths_of(email) + text.lengths_of(card)
-        + cities[city] + 2
+        PERSON_FIXED_BYTES
+        + names[name]
+        + text.lengths_of(email)
+        + text.lengths_of(card)
+        + cities[city]
+        + 2
     )
     table["p_name"][rows], table["p_city"][rows], table["p_state"][rows] = name, city, state
     _fill(table, "p_email", rows, email)
     _fill(table, "p_card", rows, card)
-    _fill(table, "p_extra", rows, text.letters(text.extra_lengths(size, config.avg_person_byte_size, rng), rng))
+    _fill(
+        table,
+        "p_extra",
+        rows,
+        text.letters(text.extra_lengths(size, config.avg_person_byte_size, rng), rng),
+    )
 
 
 def _auction(table: Table, rows: I64, config: NexmarkKnobs, rng: np.random.Generator) -> None:
@@ -113,12 +132,22 @@ def _auction(table: Table, rows: I64, config: NexmarkKnobs, rng: np.random.Gener
     size = AUCTION_FIXED_BYTES + text.lengths_of(item) + text.lengths_of(description)
     _fill(table, "p_item", rows, item)
     _fill(table, "p_text", rows, description)
-    _fill(table, "p_extra", rows, text.letters(text.extra_lengths(size, config.avg_auction_byte_size, rng), rng))
+    _fill(
+        table,
+        "p_extra",
+        rows,
+        text.letters(text.extra_lengths(size, config.avg_auction_byte_size, rng), rng),
+    )
 
 
 def _bid(table: Table, rows: I64, config: NexmarkKnobs, rng: np.random.Generator) -> None:
     size = np.full(len(rows), BID_FIXED_BYTES, dtype=np.int64)
-    _fill(table, "p_extra", rows, text.letters(text.extra_lengths(size, config.avg_bid_byte_size, rng), rng))
+    _fill(
+        table,
+        "p_extra",
+        rows,
+        text.letters(text.extra_lengths(size, config.avg_bid_byte_size, rng), rng),
+    )
 
 
 def _fill(table: Table, name: str, rows: I64, values: list[Any]) -> None:

@@ -64,9 +64,7 @@ def last_auction(ids: I64, config: NexmarkKnobs) -> I64:
     return last
 
 
-def recent_person(
-    ids: I64, config: NexmarkKnobs, rng: np.random.Generator
-) -> I64:
+def recent_person(ids: I64, config: NexmarkKnobs, rng: np.random.Generator) -> I64:
     """A random person (from 0) among the ``numActivePeople`` latest, plus the lead."""
     people = last_person(ids, config) + 1
     active = np.minimum(people, config.num_active_people)

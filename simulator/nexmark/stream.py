@@ -38,7 +38,8 @@ class NexmarkArrivals:
     def __init__(self, knobs: Knobs, config: NexmarkKnobs) -> None:
         if knobs.rate_shape != "constant":
             raise InvalidInput(
-                "rate_shape", knobs.rate_shape,
+                "rate_shape",
+                knobs.rate_shape,
                 "nexmark spaces events evenly (Nexmark's inter-event delay)",
                 "drop --rate-shape for nexmark, or give constant",
             )

@@ -22,14 +22,41 @@ I64 = npt.NDArray[np.int64]
 MIN_STRING_LENGTH: Final = 3
 US_STATES: Final = ("AZ", "CA", "ID", "OR", "WA", "WY")
 US_CITIES: Final = (
-    "Phoenix", "Los Angeles", "San Francisco", "Boise", "Portland", "Bend", "Redmond",
-    "Seattle", "Kent", "Cheyenne",
+    "Phoenix",
+    "Los Angeles",
+    "San Francisco",
+    "Boise",
+    "Portland",
+    "Bend",
+    "Redmond",
+    "Seattle",
+    "Kent",
+    "Cheyenne",
 )
 FIRST_NAMES: Final = (
-    "Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter",
+    "Peter",
+    "Paul",
+    "Luke",
+    "John",
+    "Saul",
+    "Vicky",
+    "Kate",
+    "Julie",
+    "Sarah",
+    "Deiter",
     "Walter",
 )
-LAST_NAMES: Final = ("Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris")
+LAST_NAMES: Final = (
+    "Shultz",
+    "Abrams",
+    "Spencer",
+    "White",
+    "Bartels",
+    "Walton",
+    "Smith",
+    "Jones",
+    "Noris",
+)
 HOT_CHANNELS: Final = ("Google", "Facebook", "Baidu", "Apple")
 CHANNELS: Final = 10_000
 """Cold channels: ``channel-0`` to ``channel-9999``."""

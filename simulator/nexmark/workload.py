@@ -25,10 +25,30 @@ from windtunnel.simulator.nexmark.stream import NexmarkArrivals
 from windtunnel.simulator.payloads import ArrivalSource, Pool, Rendered, Table, Workload, times
 
 FIELDS: Final = {
-    "person": ("event_type", "id", "name", "emailAddress", "creditCard", "city", "state",
-               "dateTime", "extra"),
-    "auction": ("event_type", "id", "itemName", "description", "initialBid", "reserve",
-                "dateTime", "expires", "seller", "category", "extra"),
+    "person": (
+        "event_type",
+        "id",
+        "name",
+        "emailAddress",
+        "creditCard",
+        "city",
+        "state",
+        "dateTime",
+        "extra",
+    ),
+    "auction": (
+        "event_type",
+        "id",
+        "itemName",
+        "description",
+        "initialBid",
+        "reserve",
+        "dateTime",
+        "expires",
+        "seller",
+        "category",
+        "extra",
+    ),
     "bid": ("event_type", "auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
 }
 """Each kind's fields, in Nexmark's order."""
@@ -44,8 +64,14 @@ class Nexmark(Workload):
     window = LateSpec(10_000, every_ms=2_000)
     aggregate: ClassVar[dict[str, str]] = {"num": "count()"}
     column_types: ClassVar[dict[str, str]] = {
-        "id": "int64", "initialBid": "int64", "reserve": "int64", "expires": "int64",
-        "seller": "int64", "category": "int64", "auction": "int64", "bidder": "int64",
+        "id": "int64",
+        "initialBid": "int64",
+        "reserve": "int64",
+        "expires": "int64",
+        "seller": "int64",
+        "category": "int64",
+        "auction": "int64",
+        "bidder": "int64",
         "price": "int64",
     }
 
@@ -130,8 +156,13 @@ class Nexmark(Workload):
 
 _INTS: Final = {
     PERSON: (("id", "p_id"),),
-    AUCTION: (("id", "p_id"), ("initialBid", "p_price"), ("reserve", "p_reserve"),
-              ("seller", "p_seller"), ("category", "p_category")),
+    AUCTION: (
+        ("id", "p_id"),
+        ("initialBid", "p_price"),
+        ("reserve", "p_reserve"),
+        ("seller", "p_seller"),
+        ("category", "p_category"),
+    ),
     BID: (("auction", "p_auction"), ("bidder", "p_bidder"), ("price", "p_price")),
 }
 """Integer fields of each kind and their columns."""

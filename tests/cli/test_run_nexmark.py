@@ -35,11 +35,34 @@ def test_q5_over_generated_bids_writes_the_oracles_outputs(tmp_path: Path) -> No
     from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, output_of
 
     options = [f"--{name.replace('_', '-')}={value}" for name, value in KNOBS.items()]
-    made = CliRunner().invoke(cli, ["generate", "nexmark", *options, "--format", "spark-dir",
-                                    "--batch-size", "500", "--out", str(tmp_path / "bids"), "-q"])
+    made = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "nexmark",
+            *options,
+            "--format",
+            "spark-dir",
+            "--batch-size",
+            "500",
+            "--out",
+            str(tmp_path / "bids"),
+            "-q",
+        ],
+    )
     assert made.exit_code == 0, made.output
-    result = CliRunner().invoke(cli, ["run", str(SPEC), str(tmp_path / "bids"), "--out",
-                                      str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(SPEC),
+            str(tmp_path / "bids"),
+            "--out",
+            str(tmp_path / "out"),
+            "--checkpoint",
+            str(tmp_path / "ck"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "nexmark-q5-hot-items: 3 micro-batches, 1501 rows in" in result.output
     rows = [json.loads(line) for f in sorted((tmp_path / "out").glob("part-*.json"))

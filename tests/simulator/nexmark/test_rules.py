@@ -56,7 +56,10 @@ def test_person_and_auction_ids_count_up_by_kind(big: dict[str, np.ndarray]) -> 
     order = np.argsort(big["p_number"])
     order = order[settled(big)[order]]
     kind, ids = big["p_kind"][order], big["p_id"][order]
-    for code, first in ((rules.PERSON, rules.FIRST_PERSON_ID), (rules.AUCTION, rules.FIRST_AUCTION_ID)):
+    for code, first in (
+        (rules.PERSON, rules.FIRST_PERSON_ID),
+        (rules.AUCTION, rules.FIRST_AUCTION_ID),
+    ):
         made = ids[kind == code]
         assert (made == first + np.arange(len(made))).all()
 
@@ -93,7 +96,9 @@ def test_ids_and_foreign_keys_are_valid(big: dict[str, np.ndarray]) -> None:
     assert price.min() >= 100 and price.max() <= 100_000_000
 
 
-def test_auctions_expire_after_they_start_within_twice_the_horizon(big: dict[str, np.ndarray]) -> None:
+def test_auctions_expire_after_they_start_within_twice_the_horizon(
+    big: dict[str, np.ndarray],
+) -> None:
     auctions = big["p_kind"] == rules.AUCTION
     length = big["p_length_ms"][auctions]
     # 100 in-flight auctions at 3 per 50 events: 1,666 events, 166 ms at 10,000 events/s
@@ -120,7 +125,9 @@ def sizes_without_extra(kind: str, table: dict[str, np.ndarray]) -> np.ndarray:
     if kind == "bid":
         return np.full(len(table["p_kind"]), 32)
     if kind == "auction":
-        return np.array([48 + len(a) + len(b) for a, b in zip(table["p_item"], table["p_text"], strict=True)])
+        return np.array(
+            [48 + len(a) + len(b) for a, b in zip(table["p_item"], table["p_text"], strict=True)]
+        )
     names = [len(n) for n in text.person_names()]
     cities = [len(c) for c in text.US_CITIES]
     return np.array([
@@ -150,6 +157,7 @@ def test_extra_pads_each_kind_to_its_average_size(kind: str, average: int) -> No
         ({"prob_delayed_event": 2}, "prob_delayed_event"),
         ({"occasional_delay": "soon"}, "occasional_delay"),
         ({"person_proportion": 0}, "person_proportion"),
+        ({"bid_proportion": 0}, "kinds"),
         ({"hot_seller_ratio": 4}, "hot_seller_ratio"),
     ],
 )
@@ -160,7 +168,17 @@ def test_bad_knobs_name_themselves(options: dict[str, Any], field: str) -> None:
 
 
 def test_knobs_take_text_and_the_prefix() -> None:
-    config = nexmark_knobs({"nexmark_kinds": "auction, bid", "occasional-delay": "2s",
-                            "prob_delayed_event": "0.25", "hot_bidders_ratio": "8"})
-    assert config == NexmarkKnobs(kinds=("auction", "bid"), occasional_delay_ms=2_000,
-                                  prob_delayed_event=0.25, hot_bidders_ratio=8)
+    config = nexmark_knobs(
+        {
+            "nexmark_kinds": "auction, bid",
+            "occasional-delay": "2s",
+            "prob_delayed_event": "0.25",
+            "hot_bidders_ratio": "8",
+        }
+    )
+    assert config == NexmarkKnobs(
+        kinds=("auction", "bid"),
+        occasional_delay_ms=2_000,
+        prob_delayed_event=0.25,
+        hot_bidders_ratio=8,
+    )

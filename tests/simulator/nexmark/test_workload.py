@@ -53,7 +53,11 @@ def test_each_record_has_its_kinds_fields_in_nexmarks_order() -> None:
     texts, dicts = payload_json(sim.workload, table), payload_dicts(sim.workload, table)
     assert [json.loads(t) for t in texts] == dicts
     assert all(list(d) == list(FIELDS[d["event_type"]]) for d in dicts)
-    assert Counter(d["event_type"] for d in dicts[:1_000]) == {"person": 20, "auction": 60, "bid": 920}
+    assert Counter(d["event_type"] for d in dicts[:1_000]) == {
+        "person": 20,
+        "auction": 60,
+        "bid": 920,
+    }
 
 
 def test_same_seed_same_records() -> None:
@@ -67,9 +71,16 @@ def test_same_seed_same_records() -> None:
 
 @pytest.mark.parametrize("kinds", ["bid", "auction", "person,bid"])
 def test_some_kinds_are_the_full_streams_records_of_those_kinds(kinds: str) -> None:
-    knobs = {"seed": 8, "out_of_order_group_size": 100, "delay": "uniform", "max_out_of_order": "1s"}
+    knobs = {
+        "seed": 8,
+        "out_of_order_group_size": 100,
+        "delay": "uniform",
+        "max_out_of_order": "1s",
+    }
     wanted = tuple(f'{{"event_type":"{k}"' for k in kinds.split(","))
-    full = [r for r in records(simulate("nexmark", events=12_000, **knobs)) if r[0].startswith(wanted)]
+    full = [
+        r for r in records(simulate("nexmark", events=12_000, **knobs)) if r[0].startswith(wanted)
+    ]
     some = records(simulate("nexmark", events=len(full) // 2, kinds=kinds, **knobs))
     assert some == full[: len(some)]
 
@@ -157,7 +168,9 @@ def test_payload_pieces_join_to_the_payloads_and_their_escapes(kinds: str) -> No
     for table in sim.chunks():
         payloads = payload_json(sim.workload, table)
         raw = pc.binary_join_element_wise(*payload_pieces(sim.workload, table, escaped=False), "")
-        escaped = pc.binary_join_element_wise(*payload_pieces(sim.workload, table, escaped=True), "")
+        escaped = pc.binary_join_element_wise(
+            *payload_pieces(sim.workload, table, escaped=True), ""
+        )
         assert raw.to_pylist() == payloads
         assert escaped.to_pylist() == [json.dumps(p)[1:-1] for p in payloads]
 
@@ -181,9 +194,9 @@ def test_typed_columns_leave_a_kinds_missing_fields_null(tmp_path: Path) -> None
     for name in ("id", "auction", "price", "expires", "dateTime"):
         assert str(table.schema.field(name).type) == "int64"
     rows = table.to_pylist()
-    assert [{k: v for k, v in row.items() if v is not None and k not in labels_} for row in rows] == [
-        {k: v for k, v in payload.items() if v is not None} for payload in want
-    ]
+    assert [
+        {k: v for k, v in row.items() if v is not None and k not in labels_} for row in rows
+    ] == [{k: v for k, v in payload.items() if v is not None} for payload in want]
     bids = pq.read_table(write("parquet", tmp_path / "b.parquet", columns=True, kinds="bid"))
     assert bids.schema.names[: len(FIELDS["bid"])] == list(FIELDS["bid"])
 
