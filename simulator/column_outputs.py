@@ -66,8 +66,8 @@ def column_arrays(simulation: Simulation, table: Table) -> dict[str, Any]:
     else:
         n = len(table["seq"])
         merged = {name: np.full(n, None, dtype=object) for name in workload.fields() or []}
-        for rows, columns in parts:
-            for name, values in columns:
+        for rows, shape_columns in parts:
+            for name, values in shape_columns:
                 merged.setdefault(name, np.full(n, None, dtype=object))[rows] = values
         rendered = {name: column.tolist() for name, column in merged.items()}
     columns: dict[str, Any] = {}
