@@ -118,10 +118,13 @@ def person_names() -> list[str]:
     return [f"{f} {last}" for f in FIRST_NAMES for last in LAST_NAMES]
 
 
-def reversed_bits(number: int) -> int:
-    """The absolute value of ``number``'s 32 bits reversed, read as a signed integer."""
-    value = int(f"{number:032b}"[::-1], 2)
-    return abs(value - (1 << 32) if value >= 1 << 31 else value)
+def reversed_bits(numbers: I64) -> I64:
+    """The absolute value of each number's 32 low bits reversed, read as a signed integer."""
+    value = np.zeros(len(numbers), dtype=np.int64)
+    for bit in range(32):
+        value |= (numbers >> bit & 1) << (31 - bit)
+    signed: I64 = np.abs(np.where(value >= 1 << 31, value - (1 << 32), value))
+    return signed
 
 
 def channels(rng: np.random.Generator) -> tuple[list[str], list[str]]:
@@ -133,9 +136,10 @@ def channels(rng: np.random.Generator) -> tuple[list[str], list[str]]:
         for i in range(count)
     ]
     tagged = (rng.integers(0, 10, CHANNELS) > 0).tolist()
+    ids = reversed_bits(np.arange(CHANNELS, dtype=np.int64)).tolist()
     hot_count = len(HOT_CHANNELS)
     urls = bases[:hot_count] + [
-        f"{bases[hot_count + n]}&channel_id={reversed_bits(n)}" if tag else bases[hot_count + n]
+        f"{bases[hot_count + n]}&channel_id={ids[n]}" if tag else bases[hot_count + n]
         for n, tag in enumerate(tagged)
     ]
     return [*HOT_CHANNELS, *(f"channel-{n}" for n in range(CHANNELS))], urls

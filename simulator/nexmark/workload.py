@@ -12,6 +12,7 @@ records without a key, round-robin.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -78,9 +79,7 @@ class Nexmark(Workload):
     def __init__(self, knobs: Knobs, **options: Any) -> None:
         self.config: NexmarkKnobs = nexmark_knobs(options)
         super().__init__(knobs)
-        rng = np.random.default_rng([knobs.seed, 23])
-        names, urls = text.channels(rng)
-        self.channels, self.urls = Pool(names), Pool(urls)
+        self.channels, self.urls = channel_pools(knobs.seed)
         self.names = Pool(text.person_names())
         self.cities, self.states = Pool(text.US_CITIES), Pool(text.US_STATES)
         self.kind_json = [f'"{k}"' for k in KINDS]
@@ -152,6 +151,13 @@ class Nexmark(Workload):
             columns["channel"] = self.channels.take(table["p_channel"], as_json)
             columns["url"] = self.urls.take(table["p_channel"], as_json)
         return [(f, columns[f]) for f in FIELDS[kind]]
+
+
+@functools.lru_cache(maxsize=4)
+def channel_pools(seed: int) -> tuple[Pool, Pool]:
+    """The channels and their URLs for ``seed`` (drawn once per seed in a process)."""
+    names, urls = text.channels(np.random.default_rng([seed, 23]))
+    return Pool(names), Pool(urls)
 
 
 _INTS: Final = {
