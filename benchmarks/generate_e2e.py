@@ -1,12 +1,13 @@
-"""``windtunnel generate auth`` end to end (simulate, render, write) against a naive Faker loop.
+"""``windtunnel generate WORKLOAD`` end to end (simulate, render, write) against a naive Faker loop.
 
 Runs the ``generate`` command in this process (``--quiet``, so no progress bar) for
-``--format jsonl``, ``parquet`` and ``spark-dir`` (``--batch-size 1000``), writing to a
+``--format jsonl``, ``parquet`` and ``spark-dir`` (``--batch-size 1000``) and each workload
+(``auth`` by default; ``--workloads auth payments nexmark`` compares them), writing to a
 temporary directory, and the naive per-event Faker loop of ``benchmarks/simulator.py`` (one
 Faker call per field per event, one ``json.dumps`` per event). Prints events/s of wall time
 and of CPU time for each, and each format's ratio to the naive loop (same run).
 
-Run: python benchmarks/generate_e2e.py [--events N] [--naive N] [--repeat R]
+Run: python benchmarks/generate_e2e.py [--events N] [--naive N] [--repeat R] [--workloads W ...]
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from simulator import naive_faker  # the baseline lives beside this script
 FORMATS = {"jsonl": (), "parquet": (), "spark-dir": ("--batch-size", "1000")}
 
 
-def generate(fmt: str, events: int, out: Path) -> None:
-    """``windtunnel generate auth --events N --format FMT --out OUT -q``, in process."""
-    args = ["auth", "--events", str(events), "--format", fmt, "--out", str(out), "-q", *FORMATS[fmt]]
+def generate(fmt: str, events: int, out: Path, workload: str = "auth") -> None:
+    """``windtunnel generate WORKLOAD --events N --format FMT --out OUT -q``, in process."""
+    args = [workload, "--events", str(events), "--format", fmt, "--out", str(out), "-q", *FORMATS[fmt]]
     generate_command.main(args, standalone_mode=False)
 
 
@@ -50,6 +51,7 @@ def main() -> None:
     parser.add_argument("--naive", type=int, default=20_000, help="events for the naive loop")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=list(FORMATS))
+    parser.add_argument("--workloads", nargs="+", default=["auth"])
     args = parser.parse_args()
     print(f"load average before the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     naive_wall, naive_cpu = best_of(args.repeat, naive_faker, args.naive)
@@ -59,22 +61,24 @@ def main() -> None:
         f"   ({args.naive:,} events, baseline)"
     )
     with tempfile.TemporaryDirectory() as scratch:
-        for fmt in args.formats:
-            out = Path(scratch) / f"out-{fmt}"
+        for workload in args.workloads:
+            for fmt in args.formats:
+                out = Path(scratch) / f"out-{fmt}"
 
-            def once(fmt: str = fmt, out: Path = out) -> None:
-                if out.is_dir():
-                    shutil.rmtree(out)
-                elif out.exists():
-                    out.unlink()
-                generate(fmt, args.events, out)
+                def once(fmt: str = fmt, out: Path = out, workload: str = workload) -> None:
+                    if out.is_dir():
+                        shutil.rmtree(out)
+                    elif out.exists():
+                        out.unlink()
+                    generate(fmt, args.events, out, workload)
 
-            wall, cpu = best_of(args.repeat, once)
-            rate, cpu_rate = args.events / wall, args.events / cpu
-            print(
-                f"generate {fmt:9s} {rate:>12,.0f} ev/s wall {cpu_rate:>12,.0f} ev/s CPU"
-                f"   ratio to naive {rate / naive_rate:6.1f}x wall {cpu_rate / naive_cpu_rate:6.1f}x CPU"
-            )
+                wall, cpu = best_of(args.repeat, once)
+                rate, cpu_rate = args.events / wall, args.events / cpu
+                print(
+                    f"generate {workload:8s} {fmt:9s} {rate:>12,.0f} ev/s wall {cpu_rate:>12,.0f} "
+                    f"ev/s CPU   ratio to naive {rate / naive_rate:6.1f}x wall "
+                    f"{cpu_rate / naive_cpu_rate:6.1f}x CPU"
+                )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ Measures, in one run:
    disorder, 5% late events, nulls and duplicates: events/s (target >= 1M/s);
 2. the stream with Faker payloads: the ``auth`` workload's records rendered as JSON
    payloads (pools drawn from Faker once, then sampled): events/s (target >= 300k/s);
+   the same for ``payments`` and ``nexmark`` (Nexmark's persons, auctions and bids, whose
+   text is drawn per record) at their default knobs, side by side;
 3. the baseline: a naive loop calling Faker for every field of every event and building
    the same payload dict; the ratio payload-stream / naive loop is printed;
 4. peak traced memory (tracemalloc) for 1M versus 10M bare events: flat when the stream
@@ -43,12 +45,17 @@ def bare_stream(events: int) -> int:
     return count
 
 
-def payload_stream(events: int) -> int:
-    sim = simulate("auth", events=events, seed=1, **KNOBS)
+def payload_stream(events: int, workload: str = "auth", **knobs: object) -> int:
+    sim = simulate(workload, events=events, seed=1, **(KNOBS if workload == "auth" else knobs))
     count = 0
     for table in sim.chunks():
         count += len(payload_json(sim.workload, table))
     return count
+
+
+def workload_stream(workload: str) -> Callable[[int], int]:
+    """The payload stream of ``workload`` at its default knobs."""
+    return lambda events: payload_stream(events, workload)
 
 
 def naive_faker(events: int) -> int:
@@ -111,6 +118,9 @@ def main() -> None:
         f"with Faker payloads:  {payloads:>12,.0f} events/s wall, {payloads_cpu:>12,.0f} per CPU-s"
         "  (target >=   300,000)"
     )
+    for workload in ("payments", "nexmark"):
+        wall, cpu = rate(workload_stream(workload), args.events)
+        print(f"{workload + ' payloads:':22s}{wall:>12,.0f} events/s wall, {cpu:>12,.0f} per CPU-s")
     naive, naive_cpu = rate(naive_faker, args.naive, repeat=1)
     print(
         f"naive Faker loop:     {naive:>12,.0f} events/s wall, {naive_cpu:>12,.0f} per CPU-s"

@@ -18,6 +18,7 @@ from windtunnel.oracle.model.extras import require_module
 from windtunnel.simulator.atomic import atomic_output
 from windtunnel.simulator.column_outputs import COLUMN_WRITERS
 from windtunnel.simulator.knobs import KNOB_HELP
+from windtunnel.simulator.nexmark.config import HELP as NEXMARK_HELP
 from windtunnel.simulator.outputs import WRITERS
 from windtunnel.simulator.profile_truth import simulate_under
 from windtunnel.simulator.report import summary_json as summary_data
@@ -37,6 +38,11 @@ def _option_name(knob: str) -> str:
 
 
 def _knob_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for knob, (unit, default, meaning) in reversed(NEXMARK_HELP.items()):
+        command = click.option(
+            f"--nexmark-{_option_name(knob)}", f"nexmark_{knob}", default=None,
+            help=f"nexmark: {meaning} [{unit}; default {default}]",
+        )(command)
     for knob, (unit, meaning) in reversed(KNOB_HELP.items()):
         if knob in _EXPLICIT:
             continue
@@ -107,9 +113,10 @@ def generate_command(
     quiet: bool,
     **knob_values: str | None,
 ) -> None:
-    """Generate a WORKLOAD stream (bare, auth, payments, iot, plays) with out-of-order,
-    late and idle records, labelled with ground truth. Durations take units (250ms, 10s,
-    5min); every knob is described in docs/simulator.md.
+    """Generate a WORKLOAD stream (bare, auth, payments, iot, plays, nexmark) with
+    out-of-order, late and idle records, labelled with ground truth. Durations take units
+    (250ms, 10s, 5min); every knob is described in docs/simulator.md. The --nexmark-*
+    options are Nexmark's generator parameters (e.g. --nexmark-kinds bid).
 
     Exits 1 when records could not be delivered to Kafka, 2 on invalid input.
     """
@@ -124,8 +131,14 @@ def generate_command(
     if events is not None:
         options["events"] = events
     for name, value in knob_values.items():
-        if value is not None:
-            options[name.removeprefix("knob_")] = value
+        if value is None:
+            continue
+        if name.startswith("nexmark_") and workload != "nexmark":
+            raise InvalidInput(
+                "--" + name.replace("_", "-").removesuffix("-ms"), value,
+                "applies to the nexmark workload only", "drop it, or generate nexmark",
+            )
+        options[name.removeprefix("knob_")] = value
     if fmt == "spark-dir" and "batch_size" not in options and "batch_interval_ms" not in options:
         options["batch_size"] = "1000"
     if out is not None and fmt != "kafka":  # refuse a bad path before generating anything

@@ -49,20 +49,8 @@ class Arrivals:
         self.made = 0  # records created so far (constant rate)
         self.created_hi = knobs.start_ms  # every later record is created at or after this
         self.pending: Table = {}
-        self.key_weights = self._key_weights()
+        self.key_weights = key_weights(knobs)
         self.step_ms = 1_000.0 / knobs.rate_per_s
-
-    def _key_weights(self) -> npt.NDArray[np.float64]:
-        k = self.knobs
-        weights = 1.0 / np.arange(1, k.keys + 1, dtype=np.float64) ** k.key_skew
-        if k.hot_keys:
-            hot = weights[: k.hot_keys]
-            cold = weights[k.hot_keys :]
-            hot *= k.hot_fraction / hot.sum()
-            if len(cold):
-                cold *= (1 - k.hot_fraction) / cold.sum()
-        normalised: npt.NDArray[np.float64] = weights / weights.sum()
-        return normalised
 
     def _active_times(self, n: int) -> npt.NDArray[np.floating[Any]]:
         """Creation times (ms since start, idle gaps excluded) of the next records."""
@@ -89,26 +77,6 @@ class Arrivals:
         self.active_ms = float(out[-1])
         return out
 
-    def _wall(self, active: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.int64]:
-        k = self.knobs
-        if k.idle_every_ms is not None and k.idle_gap_ms:
-            active = active + active // k.idle_every_ms * k.idle_gap_ms
-        wall: npt.NDArray[np.int64] = k.start_ms + np.floor(active).astype(np.int64)
-        return wall
-
-    def _delays(self, n: int) -> npt.NDArray[np.int64]:
-        k = self.knobs
-        if k.delay == "none":
-            return np.zeros(n, dtype=np.int64)
-        if k.delay == "uniform":
-            return self.rng.integers(0, k.max_out_of_order_ms + 1, n)
-        if k.delay == "exponential":
-            raw = self.rng.exponential(k.delay_mean_ms, n)
-        else:
-            mu = math.log(max(k.delay_mean_ms, 1e-9)) - k.delay_sigma**2 / 2
-            raw = self.rng.lognormal(mu, k.delay_sigma, n)
-        return np.minimum(np.floor(raw), k.delay_cap_ms).astype(np.int64)
-
     def done_creating(self) -> bool:
         k = self.knobs
         return k.duration_ms is not None and self.created_hi >= k.start_ms + k.duration_ms
@@ -119,7 +87,7 @@ class Arrivals:
         k = self.knobs
         end_ms = None if k.duration_ms is None else k.start_ms + k.duration_ms
         while True:
-            created = self._wall(self._active_times(CHUNK))
+            created = wall_ms(k, self._active_times(CHUNK))
             final = end_ms is not None and len(created) > 0 and int(created[-1]) >= end_ms
             if end_ms is not None:
                 created = created[created < end_ms]
@@ -141,25 +109,68 @@ class Arrivals:
                     table = take(table, np.argsort(table["created"], kind="stable"))
                 m = rows_of(table)
                 table["gen"] = np.arange(self.next_gen, self.next_gen + m, dtype=np.int64)
-                table["arrival"] = table["created"] + self._delays(m)
+                table["arrival"] = table["created"] + delays(k, self.rng, m)
                 self.next_gen += m
             self.created_hi = hi
-            merged = concat([self.pending, table])
-            if not merged:
-                if final:
-                    return
-                continue
-            # by (arrival, gen): pending rows (sorted so) precede the new rows, whose gens
-            # are larger and increasing, so a stable sort on arrival alone suffices
-            order = np.argsort(merged["arrival"], kind="stable")
-            merged = take(merged, order)
-            cut = len(order) if final else int(np.searchsorted(merged["arrival"], hi, "right"))
-            self.pending = take(merged, slice(cut, None))  # type: ignore[arg-type]
-            if cut:
-                yield take(merged, slice(0, cut))  # type: ignore[arg-type]
+            out, self.pending = release(self.pending, table, None if final else hi)
+            if rows_of(out):
+                yield out
             if final:
                 return
 
 
 def rows_of(table: Table) -> int:
     return len(table["created"]) if table else 0
+
+
+def wall_ms(knobs: Knobs, active_ms: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.int64]:
+    """Epoch ms on the wall clock of creation times ``active_ms`` (ms since ``start``, the
+    global idle gaps excluded): the gaps put back, rounded down."""
+    if knobs.idle_every_ms is not None and knobs.idle_gap_ms:
+        active_ms = active_ms + active_ms // knobs.idle_every_ms * knobs.idle_gap_ms
+    wall: npt.NDArray[np.int64] = knobs.start_ms + np.floor(active_ms).astype(np.int64)
+    return wall
+
+
+def key_weights(knobs: Knobs) -> npt.NDArray[np.float64]:
+    """Each key's share of the records: Zipf ``key_skew``, the first ``hot_keys`` getting
+    ``hot_fraction`` together."""
+    weights = 1.0 / np.arange(1, knobs.keys + 1, dtype=np.float64) ** knobs.key_skew
+    if knobs.hot_keys:
+        hot = weights[: knobs.hot_keys]
+        cold = weights[knobs.hot_keys :]
+        hot *= knobs.hot_fraction / hot.sum()
+        if len(cold):
+            cold *= (1 - knobs.hot_fraction) / cold.sum()
+    normalised: npt.NDArray[np.float64] = weights / weights.sum()
+    return normalised
+
+
+def delays(knobs: Knobs, rng: np.random.Generator, n: int) -> npt.NDArray[np.int64]:
+    """``n`` arrival delays in ms drawn by the ``delay`` knobs (at most ``delay_cap_ms``)."""
+    k = knobs
+    if k.delay == "none":
+        return np.zeros(n, dtype=np.int64)
+    if k.delay == "uniform":
+        return rng.integers(0, k.max_out_of_order_ms + 1, n)
+    if k.delay == "exponential":
+        raw = rng.exponential(k.delay_mean_ms, n)
+    else:
+        mu = math.log(max(k.delay_mean_ms, 1e-9)) - k.delay_sigma**2 / 2
+        raw = rng.lognormal(mu, k.delay_sigma, n)
+    return np.minimum(np.floor(raw), k.delay_cap_ms).astype(np.int64)
+
+
+def release(pending: Table, table: Table, hi_ms: int | None) -> tuple[Table, Table]:
+    """The buffered rows ``pending`` (in arrival order) with the new rows ``table`` (later
+    ``gen``s, created at or before ``hi_ms``): the rows arriving at or before ``hi_ms``, in
+    order of (arrival, gen), and the rows still held. ``hi_ms`` None releases every row."""
+    merged = concat([pending, table])
+    if not merged:
+        return {}, {}
+    # pending rows (sorted so) precede the new rows, whose gens are larger and increasing,
+    # so a stable sort on arrival alone orders by (arrival, gen)
+    order = np.argsort(merged["arrival"], kind="stable")
+    merged = take(merged, order)
+    cut = len(order) if hi_ms is None else int(np.searchsorted(merged["arrival"], hi_ms, "right"))
+    return take(merged, slice(0, cut)), take(merged, slice(cut, None))  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from windtunnel.simulator.outputs import Progress, no_progress, write_spark_dir
-from windtunnel.simulator.payloads import Table, payload_json
+from windtunnel.simulator.payloads import Table, payload_json, rendered_parts
 from windtunnel.simulator.simulation import TAG_NAMES, Simulation
 from windtunnel.simulator.truth import TRUTH_NAMES
 
@@ -56,10 +56,22 @@ def write_jsonl_columns(simulation: Simulation, path: Path, progress: Progress =
 
 
 def column_arrays(simulation: Simulation, table: Table) -> dict[str, Any]:
-    """A chunk's columns as Python lists (the time field as int or None)."""
+    """A chunk's columns as Python lists (the time field as int or None; a field a record
+    does not have, None)."""
     workload = simulation.workload
+    parts = rendered_parts(workload, table, as_json=False)
+    rendered: dict[str, Any] = {}
+    if parts and parts[0][0] is None:
+        rendered = dict(parts[0][1])
+    else:
+        n = len(table["seq"])
+        merged = {name: np.full(n, None, dtype=object) for name in workload.fields() or []}
+        for rows, shape_columns in parts:
+            for name, values in shape_columns:
+                merged.setdefault(name, np.full(n, None, dtype=object))[rows] = values
+        rendered = {name: column.tolist() for name, column in merged.items()}
     columns: dict[str, Any] = {}
-    for name, values in workload.render(table, as_json=False):
+    for name, values in rendered.items():
         if name == workload.time_field:
             values = [v if isinstance(v, int) else None for v in values]
         columns[name] = values
@@ -69,15 +81,18 @@ def column_arrays(simulation: Simulation, table: Table) -> dict[str, Any]:
 
 
 def column_schema(simulation: Simulation, columns: dict[str, Any]) -> pa.Schema:
-    """The Parquet schema: int64 time, labels as in the Kafka-shaped files, other fields
-    typed from their values (a field without values: string)."""
+    """The Parquet schema: int64 time, labels as in the Kafka-shaped files, the workload's
+    declared column types, other fields typed from their values (without values: string)."""
     time_field = simulation.workload.time_field
+    declared = simulation.workload.column_types
     fields = []
     for name, values in columns.items():
         if name in (time_field, "seq", "arrival_ms"):
             kind = pa.int64()
         elif name in ("truth", "tag"):
             kind = pa.string()
+        elif name in declared:
+            kind = pa.type_for_alias(declared[name])
         else:
             kind = pa.array(values).type
             kind = pa.string() if pa.types.is_null(kind) else kind

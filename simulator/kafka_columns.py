@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from windtunnel.simulator.payloads import Table, Workload
+from windtunnel.simulator.payloads import Rendered, Table, Workload, rendered_parts
 from windtunnel.simulator.records import ATTACK_NAMES, TIMESTAMP_TYPE_CODES
 from windtunnel.simulator.simulation import TAG_NAMES, Simulation
 from windtunnel.simulator.truth import TRUTH_NAMES
@@ -87,9 +87,24 @@ def payload_pieces(workload: Workload, table: Table, *, escaped: bool) -> list[p
     """Pieces that joined give each payload of :func:`payload_json`, or with ``escaped`` its
     JSON string literal without quotes (``encode_basestring(p)[1:-1]``): escaping is per
     character, so the payload's fixed text and each field's JSON texts are escaped apart,
-    one column at a time, with no per-record string."""
+    one column at a time, with no per-record string. Records of several shapes (fields)
+    are joined per shape, put back in row order and escaped whole: then one piece."""
+    parts = rendered_parts(workload, table, as_json=True)
+    if parts and parts[0][0] is None:
+        return _pieces(parts[0][1], escaped)
+    joined = [pc.binary_join_element_wise(*_pieces(columns, False), "") for _, columns in parts]
+    if not joined:
+        return [pa.array([], pa.string())]
+    positions = np.concatenate([rows for rows, _ in parts if rows is not None])
+    inverse = np.empty(len(positions), np.int64)
+    inverse[positions] = np.arange(len(positions))
+    payloads = pa.concat_arrays(joined).take(pa.array(inverse))
+    return [json_string_bodies(payloads) if escaped else payloads]
+
+
+def _pieces(columns: Rendered, escaped: bool) -> list[pa.Array | str]:
     pieces: list[pa.Array | str] = []
-    for position, (name, values) in enumerate(workload.render(table, as_json=True)):
+    for position, (name, values) in enumerate(columns):
         opening = ("{" if position == 0 else ",") + json.dumps(name) + ":"
         texts = _texts(values)
         if escaped:

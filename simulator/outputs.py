@@ -40,7 +40,8 @@ def no_progress(n: int) -> None:
 
 
 def scenario_header(simulation: Simulation) -> dict[str, Any]:
-    """The scenario file's keys before ``input``: name, profile, window, query."""
+    """The scenario file's keys before ``input``: name, profile, window, query, and the
+    ``where`` stage of a workload whose query windows some of its records only."""
     knobs = simulation.knobs
     workload = simulation.workload
     spec = simulation.late_spec
@@ -63,6 +64,9 @@ def scenario_header(simulation: Simulation) -> dict[str, Any]:
     if spec.clock_scope == "key":
         header["group_by"] = workload.group_by()
     header["aggregate"] = dict(workload.aggregate)
+    where = workload.where()
+    if where is not None:
+        header["where"] = where
     return header
 
 

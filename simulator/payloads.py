@@ -9,14 +9,15 @@ a chunk (``Table``: name -> numpy array, one row per record).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from faker import Faker
 
+from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator.knobs import Knobs, LateSpec
 
 Table = dict[str, npt.NDArray[Any]]
@@ -118,6 +119,16 @@ class Attack:
         }
 
 
+class ArrivalSource(Protocol):
+    """Base records in arrival order (``arrivals.Arrivals`` or a workload's own source):
+    tables with ``gen``, ``created``, ``arrival``, ``key``, optionally ``event_ms`` (the
+    event time before skew, when it is not ``created``) and the workload's columns."""
+
+    next_gen: int
+
+    def steps(self) -> Iterator[Table]: ...
+
+
 class Workload:
     """A kind of record: fields, key, time field, default query, payload columns."""
 
@@ -128,15 +139,48 @@ class Workload:
     defaults: ClassVar[dict[str, Any]] = {}
     window: ClassVar[LateSpec] = LateSpec(10_000)
     aggregate: ClassVar[dict[str, str]] = {"n": "count()"}
+    column_types: ClassVar[dict[str, str]] = {}
+    """Arrow types of fields that may lack values in a chunk (typed-column outputs)."""
 
-    def __init__(self, knobs: Knobs) -> None:
+    def __init__(self, knobs: Knobs, **options: Any) -> None:
+        if options:
+            name, value = next(iter(options.items()))
+            raise InvalidInput(
+                name, value, f"not a knob of workload {self.name}", "see docs/simulator.md"
+            )
         self.knobs = knobs
         self.fake = Faker()
         self.fake.seed_instance(knobs.seed)
         self.keys = self.make_keys(knobs.keys)
 
+    @classmethod
+    def own_options(cls, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``options`` split into the simulator's knobs and the workload's own."""
+        return options, {}
+
     def make_keys(self, keys: int) -> Pool:
         return Pool([f"k{i}" for i in range(keys)])
+
+    def arrival_source(self) -> ArrivalSource | None:
+        """The workload's own source of base records (None: ``arrivals.Arrivals``)."""
+        return None
+
+    def where(self) -> str | None:
+        """The condition of the default query's ``where`` stage (None: no stage)."""
+        return None
+
+    def filtered(self, table: Table) -> npt.NDArray[np.bool_] | None:
+        """Rows the default query's ``where`` stage removes (None: none)."""
+        return None
+
+    def fields(self) -> list[str] | None:
+        """Every payload field in order, when records of :meth:`shapes` differ in fields."""
+        return None
+
+    def shapes(self, table: Table) -> list[npt.NDArray[np.int64]] | None:
+        """Row indices of each group of records with the same fields, rendered apart (None:
+        every record has every field)."""
+        return None
 
     def group_by(self) -> list[str]:
         return [self.key_field]
@@ -165,17 +209,53 @@ class Workload:
         return []
 
 
-def payload_dicts(workload: Workload, table: Table) -> list[dict[str, Any]]:
-    """Each record's payload as a dict (field order as rendered)."""
-    columns = workload.render(table, as_json=False)
+def rendered_parts(
+    workload: Workload, table: Table, as_json: bool
+) -> list[tuple[npt.NDArray[np.int64] | None, Rendered]]:
+    """The rendered columns of each of the workload's record shapes with their rows (rows
+    None: one shape, every row)."""
+    groups = workload.shapes(table)
+    if groups is None:
+        return [(None, workload.render(table, as_json))]
+    return [
+        (rows, workload.render({name: c[rows] for name, c in table.items()}, as_json))
+        for rows in groups
+        if len(rows)
+    ]
+
+
+def _scatter(table: Table, parts: list[tuple[npt.NDArray[np.int64], list[Any]]]) -> list[Any]:
+    """Values given per shape (rows, values), in row order."""
+    out = np.empty(len(table["gen"]), dtype=object)
+    for rows, values in parts:
+        out[rows] = values
+    ordered: list[Any] = out.tolist()
+    return ordered
+
+
+def _dicts(columns: Rendered) -> list[dict[str, Any]]:
     names = [name for name, _ in columns]
     return [
         dict(zip(names, row, strict=True)) for row in zip(*(c for _, c in columns), strict=True)
     ]
 
 
-def payload_json(workload: Workload, table: Table) -> list[str]:
-    """Each record's payload as compact JSON text (same bytes for the same record)."""
-    columns = workload.render(table, as_json=True)
+def _json_texts(columns: Rendered) -> list[str]:
     template = "{" + ",".join(f"{json.dumps(name)}:%s" for name, _ in columns) + "}"
     return [template % row for row in zip(*(c for _, c in columns), strict=True)]
+
+
+def payload_dicts(workload: Workload, table: Table) -> list[dict[str, Any]]:
+    """Each record's payload as a dict (field order as rendered)."""
+    parts = rendered_parts(workload, table, as_json=False)
+    if parts and parts[0][0] is None:
+        return _dicts(parts[0][1])
+    return _scatter(table, [(rows, _dicts(c)) for rows, c in parts if rows is not None])
+
+
+def payload_json(workload: Workload, table: Table) -> list[str]:
+    """Each record's payload as compact JSON text (same bytes for the same record)."""
+    parts = rendered_parts(workload, table, as_json=True)
+    if parts and parts[0][0] is None:
+        return _json_texts(parts[0][1])
+    return _scatter(table, [(rows, _json_texts(c)) for rows, c in parts if rows is not None])

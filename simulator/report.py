@@ -57,6 +57,7 @@ def summary_lines(simulation: Simulation) -> list[str]:
         f"(late {s.truth['late']}, null_time {s.truth['null_time']}, "
         f"not_a_time {s.truth['not_a_time']}"
         + (f", end_of_input {s.truth['end_of_input']}" if s.truth.get("end_of_input") else "")
+        + (f", filtered {s.truth['filtered']}" if s.truth.get("filtered") else "")
         + ")",
         f"duplicates: {s.tags['duplicate']}, outliers: {s.tags['outlier']}, "
         f"bridges: {s.tags['bridge']}",

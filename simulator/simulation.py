@@ -23,7 +23,7 @@ from windtunnel.simulator import truth
 from windtunnel.simulator.arrivals import Arrivals, concat, take
 from windtunnel.simulator.knobs import Knobs, LateSpec
 from windtunnel.simulator.murmur2 import partition_for
-from windtunnel.simulator.payloads import Attack, Table, Workload
+from windtunnel.simulator.payloads import ArrivalSource, Attack, Table, Workload
 
 # tags: why a record looks the way it does (by design)
 NONE: Final = 0
@@ -116,7 +116,7 @@ class Simulation:
                 "every key is sparse or in an idle partition",
                 "raise keys or partitions, or lower sparse_keys or idle_partitions",
             )
-        self._arrivals = Arrivals(knobs, workload)
+        self._arrivals: ArrivalSource = workload.arrival_source() or Arrivals(knobs, workload)
         self._truth_clocks = truth.Clocks()
         self._offsets = np.zeros(knobs.partitions, dtype=np.int64)
         self._next_seq = 0
@@ -201,7 +201,7 @@ class Simulation:
         self._chunk += 1
         n = len(t["gen"])
         self._quiet_idle(t, rng)
-        ts = t["created"] + self.skew[t["key"]]
+        ts = (t["event_ms"] if "event_ms" in t else t["created"]) + self.skew[t["key"]]
         tag = np.zeros(n, dtype=np.int8)
         if k.outlier_fraction:
             outlier = rng.random(n) < k.outlier_fraction
@@ -222,7 +222,10 @@ class Simulation:
         t["dup_of"] = np.full(n, -1, dtype=np.int64)
         t = self._insert(t, groups, rng)
         groups = self.group_codes(t)
-        t["truth"] = truth.label(self.late_spec, groups, t["ts"], t["status"], self._truth_clocks)
+        t["truth"] = truth.label(
+            self.late_spec, groups, t["ts"], t["status"], self._truth_clocks,
+            self.workload.filtered(t),
+        )
         return t
 
     def group_codes(self, t: Table) -> npt.NDArray[np.int64]:
@@ -231,6 +234,11 @@ class Simulation:
         if self.late_spec.clock_scope == "stream":
             return np.zeros(len(t["gen"]), dtype=np.int64)
         return self.workload.group_codes(t)
+
+    def _windowed(self, t: Table) -> npt.NDArray[np.bool_]:
+        """Rows the default query's window sees (its ``where`` stage keeps)."""
+        removed = self.workload.filtered(t)
+        return np.ones(len(t["gen"]), dtype=np.bool_) if removed is None else ~removed
 
     def _inject_late(
         self,
@@ -241,10 +249,12 @@ class Simulation:
     ) -> None:
         k = self.knobs
         n = len(tag)
+        windowed = self._windowed(t)  # only records the window sees can be late
         share = 1.0 - k.null_fraction - k.invalid_fraction - k.outlier_fraction
+        share *= float(windowed.mean()) if n else 1.0
         chance = min(1.0, k.late_fraction / share) if share > 0 else 1.0
-        picked = (rng.random(n) < chance) & (tag == NONE)
-        valid = (t["status"] == 0) & ~picked
+        picked = (rng.random(n) < chance) & (tag == NONE) & windowed
+        valid = (t["status"] == 0) & ~picked & windowed
         before, _, _ = truth.clocks_before(groups, t["ts"], valid, self._truth_clocks.copy())
         placed = picked & (before != truth.NONE)
         count = int(placed.sum())
@@ -304,9 +314,8 @@ class Simulation:
         two session gaps earlier; a copy at the midpoint joins the two sessions."""
         k = self.knobs
         gap = k.session_gap_ms
-        ok = np.flatnonzero(
-            (t["status"] == 0) & (t["tag"] == NONE) if "tag" in t else t["status"] == 0
-        )
+        usable = (t["status"] == 0) & (t["tag"] == NONE) if "tag" in t else t["status"] == 0
+        ok = np.flatnonzero(usable & self._windowed(t))
         order = ok[np.argsort(groups[ok], kind="stable")]
         g = groups[order]
         ts = t["ts"][order]

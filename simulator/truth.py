@@ -4,7 +4,9 @@ The rule is the tenzir profile's for fixed windows (``oracle/windows/fixed.py``)
 is the largest valid event time it has seen; an event with time ``t`` is late when, at
 its arrival, the clock has reached ``end + tolerance`` of every window containing ``t``,
 that is of the last one, ``[s, s + size)`` with ``s = t - t mod hop``. Null and invalid
-times neither move the clock nor are late (they are dropped for their time).
+times neither move the clock nor are late (they are dropped for their time); records a
+``where`` stage removes first neither move the clock (rule ``filtered_clock: ignored``)
+nor are late.
 
 Everything here is vectorised over a chunk of rows in stream order; the clocks carry
 over from chunk to chunk in :class:`Clocks`.
@@ -32,7 +34,10 @@ NOT_A_TIME: Final = 3
 END_OF_INPUT: Final = 4
 """Only under ``--truth-profile`` with a profile that loses open windows at the end and
 reports their records (ekuiper's ``end_of_input`` drops); the default profile flushes."""
-TRUTH_NAMES: Final = ("deliver", "late", "null_time", "not_a_time", "end_of_input")
+FILTERED: Final = 5
+"""Removed by the default query's ``where`` stage before the window (a workload's own
+records that its query does not window, such as nexmark's persons and auctions)."""
+TRUTH_NAMES: Final = ("deliver", "late", "null_time", "not_a_time", "end_of_input", "filtered")
 
 
 class Clocks:
@@ -136,11 +141,17 @@ def latest_late_time(spec: LateSpec, clock_ms: I64) -> I64:
 
 
 def label(
-    spec: LateSpec, groups: I64, ts_ms: I64, status: npt.NDArray[np.int8], carry: Clocks
+    spec: LateSpec,
+    groups: I64,
+    ts_ms: I64,
+    status: npt.NDArray[np.int8],
+    carry: Clocks,
+    removed: Mask | None = None,
 ) -> npt.NDArray[np.int8]:
-    """Ground-truth labels (DELIVER, LATE, NULL_TIME, NOT_A_TIME) for rows in stream
-    order; moves ``carry`` past them. ``status``: 0 valid time, 1 null, 2 not a time."""
-    valid = status == 0
+    """Ground-truth labels (DELIVER, LATE, NULL_TIME, NOT_A_TIME, FILTERED) for rows in
+    stream order; moves ``carry`` past them. ``status``: 0 valid time, 1 null, 2 not a
+    time; ``removed``: rows a ``where`` stage removes before the window."""
+    valid = status == 0 if removed is None else (status == 0) & ~removed
     if spec.clock_scope == "stream":
         groups = np.zeros(len(groups), dtype=np.int64)
     before, seen, after = clocks_before(groups, ts_ms, valid, carry)
@@ -148,5 +159,7 @@ def label(
     truth[late_mask(spec, ts_ms, before, valid)] = LATE
     truth[status == 1] = NULL_TIME
     truth[status == 2] = NOT_A_TIME
+    if removed is not None:
+        truth[removed] = FILTERED
     carry.raise_to(seen, after)
     return truth

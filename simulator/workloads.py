@@ -1,8 +1,9 @@
-"""Labelled workloads with Faker payloads: ``bare``, ``auth``, ``payments``, ``iot``, ``plays``.
+"""Labelled workloads: ``bare``, ``auth``, ``payments``, ``iot``, ``plays``, ``nexmark``.
 
 Each mirrors an example of the specification sources: ``auth`` Tenzir's brute-force and
 password-spraying detections, ``payments`` the windowing article's UPI stream, ``iot``
-Timeplus's device CPU metrics, ``plays`` video play events per viewer session.
+Timeplus's device CPU metrics, ``plays`` video play events per viewer session, ``nexmark``
+the Nexmark benchmark's persons, auctions and bids (``nexmark/``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.simulator.auth import Auth
 from windtunnel.simulator.knobs import Knobs, LateSpec, knobs_from_options
+from windtunnel.simulator.nexmark.workload import Nexmark
 from windtunnel.simulator.payloads import (
     Pool,
     Rendered,
@@ -140,7 +142,7 @@ class Plays(Workload):
 
 
 WORKLOADS: Final[dict[str, type[Workload]]] = {
-    w.name: w for w in (Bare, Auth, Payments, Iot, Plays)
+    w.name: w for w in (Bare, Auth, Payments, Iot, Plays, Nexmark)
 }
 
 
@@ -157,7 +159,8 @@ def workload_named(name: str, knobs: Knobs) -> Workload:
 
 def simulate(workload: str, **options: Any) -> Simulation:
     """A simulation of ``workload`` with the workload's default knobs overridden by
-    ``options`` (knob names as in :class:`Knobs`, or text as on the command line).
+    ``options`` (knob names as in :class:`Knobs`, or text as on the command line; nexmark
+    also takes Nexmark's own knobs, ``nexmark/config.py``).
 
     Raises InvalidInput for an unknown workload, knob or value.
     """
@@ -166,7 +169,8 @@ def simulate(workload: str, **options: Any) -> Simulation:
             "WORKLOAD", workload, "unknown workload", f"use one of {', '.join(WORKLOADS)}"
         )
     kind = WORKLOADS[workload]
+    options, own = kind.own_options(options)
     if {"duration", "duration_ms"} & set(options) and "events" not in options:
         options["events"] = None  # a duration alone decides the length
     knobs = knobs_from_options({**kind.defaults, **options})
-    return Simulation(kind(knobs))
+    return Simulation(kind(knobs, **own))

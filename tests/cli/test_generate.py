@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,22 @@ def test_file_formats_and_summary_json(tmp_path: Path, fmt: str, name: str) -> N
     assert (tmp_path / name).stat().st_size > 0
 
 
+def test_nexmark_bids_alone_with_nexmarks_knobs(tmp_path: Path) -> None:
+    out = tmp_path / "bids.jsonl"
+    result = invoke(
+        "generate", "nexmark", "-n", "2000", "--nexmark-kinds", "bid", "--rate", "1000",
+        "--nexmark-hot-auction-ratio", "1", "--nexmark-occasional-delay", "0s",
+        "--format", "jsonl", "--columns", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["event_type"] for r in rows} == {"bid"} and len(rows) == 2000
+    busiest = Counter(r["auction"] for r in rows).most_common(1)[0][1]
+    assert busiest < 0.1 * len(rows)  # ratio 1: no hot auction, bids spread over 110 auctions
+    assert all(r["arrival_ms"] == r["dateTime"] for r in rows)  # no delay
+    assert "dropped by design (default profile): 0 (late 0" in result.stderr
+
+
 def test_spark_dir_defaults_to_batches_of_1000(tmp_path: Path) -> None:
     result = invoke(
         "generate", "iot", "-n", "2500", "--format", "spark-dir", "-o", str(tmp_path / "d")
@@ -65,6 +82,12 @@ def test_spark_dir_defaults_to_batches_of_1000(tmp_path: Path) -> None:
         (["generate", "bare", "-o", "x", "--max-out-of-order", "5 parsecs"], "max_out_of_order="),
         (["generate", "bare", "--format", "jsonl"], "out=None: is required for this format"),
         (["generate", "bare", "--format", "kafka"], "bootstrap.servers=None: is required"),
+        (["generate", "payments", "-o", "x", "--nexmark-kinds", "bid"],
+         "--nexmark-kinds='bid': applies to the nexmark workload only"),
+        (["generate", "nexmark", "-o", "x", "--nexmark-kinds", "bids"], "kinds='bids': must name"),
+        (["generate", "nexmark", "-o", "x", "--nexmark-hot-auction-ratio", "0"],
+         "hot_auction_ratio=0: must be a whole number of at least 1"),
+        (["generate", "nexmark", "-o", "x", "--rate-shape", "sine"], "rate_shape='sine': nexmark"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, monkeypatch) -> None:
