@@ -16,12 +16,17 @@ from windtunnel.oracle.model.timeparse import UNIT_MS
 
 EPOCH_SCALE_MS = 10**11
 """Times at or above this (March 1973) are shown as ISO-8601 dates."""
+END_OF_TIME_MS = 9 * 10**15
+"""Times beyond this (about 285,000 years) are the ends of time (Beam's global window, its
+final watermark): shown as ``-inf`` and ``+inf``."""
 
 
 def time_text(ms: int | None, unit_ms: int = 1) -> str:
     """``ms`` in the unit of ``unit_ms`` (``12s``), plain for milliseconds, ISO when epoch-scale."""
     if ms is None:
         return "none"
+    if abs(ms) >= END_OF_TIME_MS:
+        return "+inf" if ms > 0 else "-inf"
     if abs(ms) >= EPOCH_SCALE_MS:
         return iso_text(ms)
     return duration_text(ms, unit_ms)

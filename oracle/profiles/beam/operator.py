@@ -79,7 +79,8 @@ class BeamOperator(Operator):
         check_beam_rules(ctx.rules)
         self.rows = Rows(query)
         self.machine = TriggerMachine(
-            self.spec.trigger, guide=ctx.rules.beam_processing_time == "guide")
+            self.spec.trigger, guide=ctx.rules.beam_processing_time == "guide",
+            unit_ms=ctx.time_unit_ms)
         self.ontime = has_ontime_pane(self.spec.trigger)
         self.combine = _COMBINE[self.spec.timestamp_combiner]
         self.injected_only = ctx.rules.beam_watermark == "injected"

@@ -19,6 +19,7 @@ satisfies ``AfterProcessingTime`` parts, and a part fired by it counts as fired.
 
 from __future__ import annotations
 
+from windtunnel.oracle.model.timefmt import time_text
 from windtunnel.oracle.profiles.beam.triggers import (
     AfterAll,
     AfterAny,
@@ -67,11 +68,19 @@ def has_ontime_pane(trigger: Trigger) -> bool:
 class TriggerMachine:
     """The steps of one trigger over a window's :class:`WindowState`; ``now_ms`` is the
     processing time (the scenario's wall clock) when an element arrives; ``guide`` selects
-    the ``guide`` reading of rule ``beam_processing_time``."""
+    the ``guide`` reading of rule ``beam_processing_time``; ``unit_ms`` is the unit the
+    reasons write times in (the scenario's)."""
 
-    def __init__(self, trigger: Trigger, *, guide: bool = False) -> None:
+    def __init__(self, trigger: Trigger, *, guide: bool = False, unit_ms: int = 1) -> None:
         self.trigger = trigger
         self.guide = guide
+        self.unit_ms = unit_ms
+
+    def _at(self, domain: str, t_ms: int, ws: WindowState) -> str:
+        end = time_text(ws.end_ms, self.unit_ms)
+        if domain == WATERMARK:
+            return f"the watermark passed the window's end {end}"
+        return f"processing time {time_text(t_ms, self.unit_ms)} is past the window's end {end}"
 
     # --- on_element ------------------------------------------------------------------
     def on_element(self, ws: WindowState, now_ms: int) -> None:
@@ -156,7 +165,7 @@ class TriggerMachine:
         if isinstance(trigger, Default):
             if self._passed(domain, t_ms, ws):
                 ws.clear_timer(self._default_timer(path, ws), WATERMARK)
-                return f"Default: {_clock(domain)} {t_ms} reached the window's end {ws.end_ms}"
+                return f"Default: {self._at(domain, t_ms, ws)}"
             return None
         if isinstance(trigger, AfterWatermark):
             late = _repeated(trigger.late)
@@ -165,8 +174,7 @@ class TriggerMachine:
                 return None if why is None else f"AfterWatermark late: {why}"
             if self._passed(domain, t_ms, ws):
                 ws.clear_timer(path, WATERMARK)
-                return (f"AfterWatermark: {_clock(domain)} {t_ms} reached the window's end "
-                        f"{ws.end_ms}")
+                return f"AfterWatermark: {self._at(domain, t_ms, ws)}"
             early = _repeated(trigger.early)
             if early is not None:
                 why = self._should(early, path + "early", ws, domain, t_ms)
@@ -177,7 +185,8 @@ class TriggerMachine:
             return (f"{trigger}: {count} element{'' if count == 1 else 's'} in the pane"
                     if count >= trigger.count else None)
         if isinstance(trigger, AfterProcessingTime):
-            return f"{trigger}: processing time {t_ms}" if domain == PROCESSING else None
+            return (f"{trigger}: processing time {time_text(t_ms, self.unit_ms)}"
+                    if domain == PROCESSING else None)
         if isinstance(trigger, Repeatedly):
             return self._should(trigger.underlying, path, ws, domain, t_ms)
         if isinstance(trigger, AfterAny | OrFinally):
@@ -271,7 +280,3 @@ class TriggerMachine:
             ws.clear(path + "index")
             for index, part in enumerate(trigger.parts):
                 self._reset(part, f"{path}{index}/", ws)
-
-
-def _clock(domain: str) -> str:
-    return "the watermark" if domain == WATERMARK else "processing time"
