@@ -22,6 +22,7 @@ import itertools
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -229,13 +230,25 @@ def _finish(result: Any, run: int) -> str:
             _cancel(result)
             return f"still running after {DEADLINE_S:g} s"
     if failure:
-        if isinstance(failure[0], TypeError) and "derive from BaseException" in str(failure[0]):
+        error = failure[0]
+        if isinstance(error, TypeError) and "derive from BaseException" in str(error):
             # the runner offers its stall as a tuple, (Exception('Monitor task detected a
             # pipeline stall.'), None, None), and raising that raises this TypeError
             return ("the DirectRunner detected a pipeline stall: nothing left to run, "
                     "watermarks not complete")
-        raise failure[0]
+        where = _innermost(error)
+        if where is not None and "/apache_beam/" in where:  # the runner's own failure
+            return f"the DirectRunner failed: {type(error).__name__}: {error} at {where}"
+        raise InvalidSpec("--beam-transform", type(error).__name__,
+                          f"the pipeline failed: {error}" + (f" at {where}" if where else ""),
+                          "fix the transform") from None
     return ""
+
+
+def _innermost(error: BaseException) -> str | None:
+    """``file:line`` of the innermost frame of ``error``'s traceback."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def _cancel(result: Any) -> None:

@@ -67,6 +67,9 @@ class BeamPipelineTarget:
     reports_drops = False
     reports_timing = False
     ignored = ("reason",)
+    preferred_batch_size = 4
+    """Scenarios per call: each is a pipeline of about a second, so shrinking asks about a
+    few candidates at a time and keeps to its time budget."""
 
     def __init__(self, transform: str | None = None) -> None:
         self.transform = transform
