@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-
 from collections import Counter
 from dataclasses import replace
 
