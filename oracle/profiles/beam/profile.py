@@ -65,8 +65,8 @@ _SOURCES: Final = {
     'of a window, any further element that arrives with a timestamp in that window is '
     'considered late data." (per window) (B4)',
     "close_at": f'{GUIDE}#event-time-triggers: "The AfterWatermark trigger emits the contents of '
-    'a window after the watermark passes the end of the window" (watermark >= end) (B6)',
-    "empty_windows": f"{TRIGGER_PY}: a window exists once an element joined it (B13)",
+    'a window after the watermark passes the end of the window" (watermark >= end) (B5)',
+    "empty_windows": f"{TRIGGER_PY}: a window exists once an element joined it (B12)",
 }
 
 
