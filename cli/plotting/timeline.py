@@ -16,7 +16,7 @@ from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.results import Drop, Emission, WindowRef, pane_of
-from windtunnel.oracle.model.timefmt import END_OF_TIME_MS, time_text, window_text
+from windtunnel.oracle.model.timefmt import ENDS_OF_TIME, time_text, window_text
 
 LANE = 0.32
 """Height of one window lane, in rows."""
@@ -174,8 +174,8 @@ def _finite(span: tuple[int, int], times: Sequence[int]) -> tuple[int, int]:
     """A span whose ends lie beyond the ends of time (Beam's global window) cut to the
     stream's event times."""
     lo, hi = (min(times), max(times) + 1) if times else (0, 1)
-    start = lo if span[0] <= -END_OF_TIME_MS else span[0]
-    end = hi if span[1] >= END_OF_TIME_MS else span[1]
+    start = lo if span[0] in ENDS_OF_TIME else span[0]
+    end = hi if span[1] in ENDS_OF_TIME else span[1]
     return start, max(end, start + 1)
 
 
@@ -315,7 +315,7 @@ def _clock_lines(
     order: list[Any] = []
     for row, clocks in zip(rows, source.clocks, strict=False):
         for key, value in clocks.items():
-            if abs(value) >= END_OF_TIME_MS:  # Beam's final watermark: off the picture
+            if value in ENDS_OF_TIME:  # Beam's final watermark: off the picture
                 continue
             line = points.setdefault(_hashable(key), [])
             if _hashable(key) not in order:

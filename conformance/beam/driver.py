@@ -28,9 +28,9 @@ from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, Watermark, checked
+from windtunnel.oracle.model.timefmt import BEAM_MAX_MS, BEAM_MIN_MS
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.profiles.beam.operator import beam_windows
-from windtunnel.oracle.profiles.beam.spec import BEAM_MAX_MS, BEAM_MIN_MS
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import group_value
 from windtunnel.oracle.windows.window_rows import Rows
@@ -132,9 +132,9 @@ class DriverRun:
                 WindowedValue((event.seq, event.payload), at, windows))
         out: list[Output] = []
         watermark = instant(self.watermark_ms)
-        for key, values in by_key.items():
+        for key, windowed in by_key.items():
             entry = self.keys[key]
-            for pane in self.driver.process_elements(entry.state, values, watermark, watermark):
+            for pane in self.driver.process_elements(entry.state, windowed, watermark, watermark):
                 out += self._emissions(entry.group, pane, "element")
         out += self._timers("watermark")
         if not self.injected_only:

@@ -17,8 +17,9 @@ from typing import Any
 
 from windtunnel.oracle.model.errors import MissingExtra
 from windtunnel.oracle.model.results import Pane, PaneEmission, WindowRef
+from windtunnel.oracle.model.timefmt import BEAM_MIN_MS, GLOBAL_END_MS
 from windtunnel.oracle.profiles.beam import triggers as wt
-from windtunnel.oracle.profiles.beam.spec import BEAM_MIN_MS, GLOBAL_END_MS, BeamWindows
+from windtunnel.oracle.profiles.beam.spec import BeamWindows
 from windtunnel.oracle.windows.window_rows import Rows
 
 try:

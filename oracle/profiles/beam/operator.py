@@ -21,8 +21,9 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Output, Pane, PaneEmission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.model.timefmt import BEAM_MAX_MS, BEAM_MIN_MS
 from windtunnel.oracle.profiles.beam.rules import check_beam_rules
-from windtunnel.oracle.profiles.beam.spec import BEAM_MAX_MS, BEAM_MIN_MS, BeamWindows, WindowFn
+from windtunnel.oracle.profiles.beam.spec import BeamWindows, WindowFn
 from windtunnel.oracle.profiles.beam.trigger_state import TriggerMachine, has_ontime_pane
 from windtunnel.oracle.profiles.beam.window_state import (
     PROCESSING,

@@ -23,14 +23,6 @@ from windtunnel.oracle.profiles.beam.grammar import (
 )
 from windtunnel.oracle.profiles.beam.triggers import Default, Trigger
 
-BEAM_MIN_MS: Final = -9_223_372_036_854_775
-"""Beam's ``MIN_TIMESTAMP`` in milliseconds: the watermark before anything moved it, and the
-global window's start."""
-BEAM_MAX_MS: Final = 9_223_372_036_854_775
-"""Beam's ``MAX_TIMESTAMP`` in milliseconds: the watermark at the end of input."""
-GLOBAL_END_MS: Final = 9_223_371_950_454_775
-"""The global window's end (``GlobalWindow().end``: one day before ``MAX_TIMESTAMP``)."""
-
 WINDOW_FNS: Final = ("fixed", "sliding", "sessions", "global")
 ACCUMULATION_MODES: Final = ("accumulating", "discarding")
 TIMESTAMP_COMBINERS: Final = ("end_of_window", "earliest", "latest")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from windtunnel.oracle.profiles.beam.spec import BEAM_MIN_MS, GLOBAL_END_MS, WindowFn
+from windtunnel.oracle.model.timefmt import BEAM_MIN_MS, GLOBAL_END_MS
+from windtunnel.oracle.profiles.beam.spec import WindowFn
 
 Bounds = tuple[int, int]
 """A window ``[start_ms, end_ms)``."""
