@@ -124,8 +124,10 @@ def beam_pane(window: Any, timestamp: Any, pane_info: Any,
               unit_us: int = REAL_TIME_US) -> tuple[WindowRef, Pane]:
     """A Beam pane's window and its ``PaneInfo`` and timestamp as a :class:`Pane`."""
     start, end = bounds(window, unit_us)
+    # the global window's last instant is Beam's own, on no scale: the profile's end - 1
+    at = end - 1 if timestamp == bw.GlobalWindow().max_timestamp() else ms_of(timestamp, unit_us)
     pane = Pane(TIMINGS[pane_info.timing], pane_info.index, pane_info.nonspeculative_index,
-                pane_info.is_first, pane_info.is_last, ms_of(timestamp, unit_us))
+                pane_info.is_first, pane_info.is_last, at)
     return WindowRef(start, end), pane
 
 
