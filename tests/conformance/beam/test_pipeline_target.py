@@ -68,3 +68,24 @@ def test_an_unloadable_transform_is_an_input_error() -> None:
     result = CliRunner().invoke(cli, ["check", str(SPEC), "--beam-transform", "no_such:fn"])
     assert result.exit_code == 2
     assert "--beam-transform" in result.output and "not found" in result.output
+
+
+def test_the_directrunner_reads_a_late_panes_timing_against_its_held_output_watermark() -> None:
+    # 10 moves the watermark to 10, so 0 is late for [0, 10) (lateness 5): the profile and
+    # Beam's trigger driver say late; the DirectRunner passes its GroupByKey's output
+    # watermark, held at [10, 20)'s earliest time (10 - 1 us), and the pane comes out early
+    from windtunnel.conformance.targets.beam import BeamPipelineTarget, beam_target
+
+    scenario = parse_scenario({
+        "profile": "beam", "aggregate": {"n": "count()"}, "group_by": "k",
+        "window": {"kind": "beam", "window_fn": "FixedWindows(10ms)", "allowed_lateness": 5,
+                   "timestamp_combiner": "earliest"},
+        "input": [{"ts": 10, "k": "a"}, {"ts": 0, "k": "a"}]})
+    want = oracle_outputs(scenario)
+    (driver,) = beam_target().run_many([scenario])
+    assert not compare_run(want, (), driver, drops=False, timing=False)
+    direct = BeamPipelineTarget()
+    (run,) = direct.run_many([scenario])
+    mismatch = compare_run(want, (), run, drops=False, timing=False, ignored=direct.ignored)
+    assert [(o.window.start_ms, o.pane.timing) for o in mismatch.unexpected] == [(0, "early")]  # type: ignore[attr-defined]
+    assert direct.whose(scenario, run) == "engine"
