@@ -14,16 +14,22 @@ Beam and the oracle) in scenarios/min.
 ``TestStream`` (``--target beam-direct``, one pipeline per stream), counts its agreement,
 its stalls and failures and the kinds of its departures, and its rate.
 
-Run: python benchmarks/beam_agreement.py [--examples 200] [--seed 1] [--direct 0]
+``--jobs N`` checks N cells at a time in worker processes (default 1: the rate of one
+``windtunnel check`` process).
+
+Run: python benchmarks/beam_agreement.py [--examples 200] [--seed 1] [--jobs 1] [--direct 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 from windtunnel.conformance.beam.families import TRIGGER_FAMILIES, WINDOW_KINDS, cell_specs
 from windtunnel.conformance.check import Mismatch, compare_run
@@ -34,6 +40,8 @@ from windtunnel.conformance.targets.beam import BeamPipelineTarget, beam_target
 from windtunnel.oracle.model.results import Output, pane_of
 
 IGNORED = (*DEFAULT_IGNORED, "reason", "partial")
+T = TypeVar("T")
+R = TypeVar("R")
 
 SPECS_PER_CELL = 8
 
@@ -79,7 +87,14 @@ def run_direct(kind: str, family: str, examples: int, seed: int,
 
 
 def run_cell(kind: str, family: str, examples: int, seed: int) -> tuple[int, int, list[str]]:
-    """(agreeing streams, streams, descriptions of the first disagreements) for one cell."""
+    """(agreeing streams, streams, descriptions of the first disagreements) for one cell,
+    and the CPU seconds it took."""
+    cpu = time.process_time()
+    agree, total, problems = _cell(kind, family, examples, seed)
+    return agree, total, [*problems, f"cpu {time.process_time() - cpu}"]
+
+
+def _cell(kind: str, family: str, examples: int, seed: int) -> tuple[int, int, list[str]]:
     target = beam_target()
     specs = cell_specs(kind, family, SPECS_PER_CELL)
     per_spec = [examples // len(specs) + (i < examples % len(specs)) for i in range(len(specs))]
@@ -104,18 +119,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--direct", type=int, default=0,
                         help="streams per cell on the DirectRunner (0: none)")
+    parser.add_argument("--jobs", type=int, default=1, help="cells checked at a time")
     args = parser.parse_args(argv)
-    started, cpu = time.monotonic(), time.process_time()
+    started = time.monotonic()
     total = agreeing = 0
+    cpu_seconds = 0.0
+    cells = [(k, f, args.examples, args.seed) for k in WINDOW_KINDS for f in TRIGGER_FAMILIES]
     print(f"{'window kind':10} {'trigger family':16} {'agree':>11}")
-    for kind in WINDOW_KINDS:
-        for family in TRIGGER_FAMILIES:
-            agree, count, problems = run_cell(kind, family, args.examples, args.seed)
+    with multiprocessing.get_context("fork").Pool(args.jobs) if args.jobs > 1 else _Inline() as pool:
+        for (kind, family, _, _), (agree, count, problems) in zip(
+                cells, pool.imap(_run, cells), strict=True):
             total, agreeing = total + count, agreeing + agree
+            cpu_seconds += float(problems.pop().split()[1])
             print(f"{kind:10} {family:16} {agree:>5}/{count:<5}", flush=True)
             for problem in problems[:3]:
                 print(f"  {problem}")
-    minutes, cpu_minutes = (time.monotonic() - started) / 60, (time.process_time() - cpu) / 60
+    minutes, cpu_minutes = (time.monotonic() - started) / 60, cpu_seconds / 60
     print(f"{agreeing}/{total} streams agree with GeneralTriggerDriver; "
           f"{total / minutes:,.0f} scenarios/min ({total / cpu_minutes:,.0f} per CPU minute)")
     if args.direct:
@@ -133,6 +152,23 @@ def main(argv: list[str] | None = None) -> int:
         for what, count in kinds.most_common():
             print(f"  {count:4}  {what}")
     return 0 if agreeing == total else 1
+
+
+def _run(cell: tuple[str, str, int, int]) -> tuple[int, int, list[str]]:
+    return run_cell(*cell)
+
+
+class _Inline:
+    """A one-process stand-in for a pool."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        return map(fn, items)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from windtunnel.oracle.profiles.beam.window_state import (
     WindowState,
 )
 from windtunnel.oracle.profiles.beam.windows import Bounds, assign, merges
-from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.trace import ClockView
 from windtunnel.oracle.windows.window_rows import Rows
 
@@ -115,8 +115,6 @@ class BeamOperator(Operator):
         self._fire_timers(ctx, out, "watermark")
 
     def on_watermark(self, to_ms: int, ctx: Context, out: list[Output]) -> None:
-        if self.spec.on == NOW:  # pragma: no cover - rejected in __init__
-            raise watermark_rejected(ctx.profile, to_ms, "processing-time windows")
         self._advance(to_ms, ctx, out, "watermark")
 
     def on_end(self, ctx: Context, out: list[Output]) -> None:
