@@ -32,7 +32,8 @@ def _spec_data(path: str) -> Any:
 
 TIME_BUDGET_S = 600.0
 """A check estimated to take longer than this says so before it starts."""
-TYPICAL_RATES = {"oracle": 1000.0, "python": 1000.0, "spark": 600.0, "tenzir": 300.0}
+TYPICAL_RATES = {"oracle": 1000.0, "python": 1000.0, "spark": 600.0, "tenzir": 300.0,
+                 "beam": 1000.0, "beam-direct": 50.0, "beam-transform": 50.0}
 """Scenarios a minute by target (its name, or the part before ':'), measured on a 2-core
 machine (docs/conformance.md); anything else (a Spark job, spark-stock, spark-fast):
 :data:`JOB_RATE`."""
@@ -69,8 +70,13 @@ def examples_warning(examples: int, target: str, is_job: bool) -> str | None:
 @click.option("--flink-sql", "flink_sql", default=None, metavar="QUERY.sql",
               help="Your Flink SQL job: CREATE TABLE ... WATERMARK FOR ...; SELECT ... over a "
               "windowing TVF (the [flink] extra).")
+@click.option("--beam-transform", "beam_transform", default=None, metavar="MODULE:FUNCTION",
+              help="Your Beam transform: function(keyed PCollection of (key, event)) -> your "
+              "windowed, triggered, combined PCollection of (key, value); run on the "
+              "DirectRunner with TestStream, one pipeline per stream (the [beam] extra).")
 @click.option("--target", default=None, metavar="NAME",
-              help=f"What to check: {', '.join(known_targets())} (default: spark).")
+              help=f"What to check: {', '.join(known_targets())} (default: spark; beam for a "
+              "profile: beam spec).")
 @click.option("--profile", default=None, help="Profile the target is held to (default: SPEC's).")
 @click.option("--examples", type=click.IntRange(min=0), default=100, show_default=True,
               help="Generated streams to check after SPEC's own input.")
@@ -97,6 +103,7 @@ def check_command(
     spec: str,
     job: str | None,
     flink_sql: str | None,
+    beam_transform: str | None,
     target: str | None,
     profile: str | None,
     examples: int,
@@ -115,7 +122,8 @@ def check_command(
     Exit 0: no divergence. Exit 1: a divergence; the shrunk counterexample is written
     as a scenario file (path printed) with a report. Exit 2: invalid input.
     """
-    given = [(o, v) for o, v in (("--job", job), ("--flink-sql", flink_sql), ("--target", target))
+    given = [(o, v) for o, v in (("--job", job), ("--flink-sql", flink_sql),
+                                 ("--beam-transform", beam_transform), ("--target", target))
              if v is not None]
     if len(given) > 1:
         raise InvalidScenario(given[0][0], given[0][1], f"cannot be given with {given[1][0]}",
@@ -126,7 +134,8 @@ def check_command(
             f"write --job {job}:FUNCTION, naming your job(events) -> DataFrame in {job}",
         )
     scenario = load_spec(spec)
-    name = job if job is not None else target or "spark"
+    name = job if job is not None else target or (
+        "beam" if scenario.profile.name == "beam" else "spark")
     rerun = f"--job {job}" if job is not None else f"--target {name}"
     chosen_stand_in = stand_in if stand_in is not None else (
         DETECT if job is not None else stand_in_of(name))
@@ -135,10 +144,17 @@ def check_command(
 
         rerun, chosen_stand_in = f"--flink-sql {flink_sql}", stand_in
         implementation: Any = flink_sql_target(flink_sql)
+    elif beam_transform is not None:  # a user's Beam transform (windtunnel.conformance.targets.beam)
+        from windtunnel.conformance.targets.beam import beam_transform_target
+
+        rerun, chosen_stand_in = f"--beam-transform {beam_transform}", stand_in
+        implementation = beam_transform_target(beam_transform)
     else:
         implementation = target_named(name)
     if compare != "rows":
         rerun += f" --compare {compare}"
+    # a target whose every scenario is a pipeline of its own shrinks in small rounds
+    batch_size = min(batch_size, getattr(implementation, "preferred_batch_size", batch_size))
     if chosen_stand_in == "none":
         chosen_stand_in = None
     color = sys.stdout.isatty()
@@ -158,10 +174,20 @@ def check_command(
             compare=compare,
         )
     failure = result.failure
+    for stall in getattr(implementation, "stalls", ())[:SHOWN_ITEMS]:
+        click.echo(f"note: {stall} (the outputs until then are compared)")
     if failure is None:
         click.echo(summary(result))
         return
     click.echo(render(result, failure, color=color))
+    if hasattr(implementation, "whose"):
+        if implementation.whose(failure.scenario, failure.run) == "engine":
+            click.echo("engine divergence: the spec's own WindowInto on the DirectRunner gives "
+                       "these panes too: the DirectRunner departs from Beam's model here "
+                       "(docs/engines.md, Beam), not your transform")
+        else:
+            click.echo("your transform diverges: the spec's own WindowInto on the DirectRunner "
+                       "gives the profile's panes on this stream")
     path = write_counterexample(
         failure, _spec_data(spec), target=implementation.name, profile=result.profile,
         rerun=rerun, out_dir=out_dir,

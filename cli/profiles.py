@@ -16,8 +16,16 @@ from windtunnel.cli.output.table import (
     is_terminal,
     plain,
 )
-from windtunnel.oracle.model.rules import RULE_DOCS, RULE_VALUES
+from windtunnel.oracle.model.rules import RULE_DOCS, RULE_OWNERS, RULE_VALUES
 from windtunnel.oracle.profiles import PROFILES, Profile, profile_named
+
+
+def listed_rules(profile: Profile) -> dict[str, str]:
+    """The profile's rules and values, without those only another profile reads."""
+    return {
+        name: value for name, value in profile.rules.as_dict().items()
+        if RULE_OWNERS.get(name, profile.name) == profile.name
+    }
 
 
 def profile_json(profile: Profile) -> dict[str, object]:
@@ -29,7 +37,7 @@ def profile_json(profile: Profile) -> dict[str, object]:
         "unsupported": dict(profile.unsupported),
         "rules": {
             name: {"value": value, "source": profile.source(name)}
-            for name, value in profile.rules.as_dict().items()
+            for name, value in listed_rules(profile).items()
         },
     }
 
@@ -53,7 +61,7 @@ def rules_table(profile: Profile, verbose: bool) -> Table:
     """Every rule's value and (``verbose``) its source; the source wraps."""
     rows = tuple(
         (name, value, profile.source(name) if verbose else "")
-        for name, value in profile.rules.as_dict().items()
+        for name, value in listed_rules(profile).items()
     )
     return Table(("rule", "value", "source"), rows, wrap=(2,))
 
@@ -69,7 +77,7 @@ def profiles_csv(profiles: list[Profile]) -> str:
     rows = tuple(
         (p.name, name, value, p.source(name))
         for p in profiles
-        for name, value in p.rules.as_dict().items()
+        for name, value in listed_rules(p).items()
     )
     return csv_text(Table(("profile", "rule", "value", "source"), rows))
 

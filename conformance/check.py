@@ -145,10 +145,12 @@ def compare_run(
     timing: bool,
     exact: bool = False,
     final_by: Sequence[str] | None = None,
+    ignored: Sequence[str] = (),
 ) -> Mismatch:
     """How ``run`` differs from the oracle's ``expected`` outputs (empty: it agrees);
     ``exact``: every field compared, ``after_seq``, ``wall_ms`` and drop messages too; with
-    ``final_by`` (the ``aggregate_by`` fields) the final rows per window only."""
+    ``final_by`` (the ``aggregate_by`` fields) the final rows per window only; ``ignored``:
+    fields the target cannot know, left out as well (a DirectRunner's ``reason``)."""
     if final_by is not None:
         want = final_rows(_compared(expected, drops), final_by)
         got = final_rows(_compared(run.outputs, drops), final_by,
@@ -158,8 +160,8 @@ def compare_run(
         return Mismatch(_minus(want, got, FINAL_IGNORED), _minus(got, want, FINAL_IGNORED))
     want = _compared(expected, drops)
     got = _compared(run.outputs, drops)
-    ignored = () if exact else DEFAULT_IGNORED
-    missing, unexpected = _minus(want, got, ignored), _minus(got, want, ignored)
+    left_out = (*(() if exact else DEFAULT_IGNORED), *ignored)
+    missing, unexpected = _minus(want, got, left_out), _minus(got, want, left_out)
     if missing or unexpected or not timing or run.micro_batches is None:
         return Mismatch(missing, unexpected)
     return Mismatch(timing=_late(expected, expected_batches, run))
@@ -256,6 +258,7 @@ class _Judge:
                 timing=self.target.reports_timing,
                 exact=bool(getattr(self.target, "exact", False)),
                 final_by=scenario.query.aggregate_by if final else None,
+                ignored=tuple(getattr(self.target, "ignored", ())),
             )
             out.append((mismatch, got))
         return out

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from windtunnel.conformance.beam.streams import with_beam_time
 from windtunnel.conformance.event_shape import extra_fields
 from windtunnel.conformance.hypothesis_home import scratch_home
 from windtunnel.oracle.model.errors import InvalidSpec
@@ -213,6 +214,8 @@ def generate(
 
 def _generated(spec: Scenario, count: int, seed: int, max_events: int) -> Iterator[Scenario]:
     strategy = spec_streams(spec, max_events=max_events)
+    if spec.profile.name == "beam":  # watermark items and processing time (conformance/beam)
+        strategy = with_beam_time(spec, strategy)
     number = 0
     for round_index in range(0, count, ROUND):
         for items in _draw(strategy, min(ROUND, count - round_index), seed * 1_000_003 + round_index):

@@ -67,6 +67,7 @@ __all__ = [
 ]
 
 # Profiles defined in their own modules register themselves (profile, kinds, operators) on import.
+from windtunnel.oracle.profiles.beam import profile as _beam_profile  # noqa: F401
 from windtunnel.oracle.profiles.ekuiper import profile as _ekuiper_profile  # noqa: F401
 from windtunnel.oracle.profiles.kdb import profile as _kdb_profile  # noqa: F401
 from windtunnel.oracle.profiles.timeplus import profile as _timeplus_profile  # noqa: F401

@@ -18,7 +18,7 @@ from windtunnel.oracle.model.spec import (
     TrailingWindows,
 )
 from windtunnel.oracle.model.stream import Item
-from windtunnel.oracle.profiles import PROFILES, check_supported
+from windtunnel.oracle.profiles import PROFILES, check_rule_owners, check_supported
 from windtunnel.oracle.windows import count_fast, fixed_fast, session_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
@@ -50,6 +50,7 @@ def stream_outputs(
     """
     if profile in PROFILES:
         check_supported(PROFILES[profile], query)
+    check_rule_owners(profile, rules)
     if not query.stages:  # stages before the window run in the driver (windows/stages.py)
         if fixed_fast.eligible(query, rules, profile):
             return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
@@ -130,6 +131,7 @@ def operator_for(query: Query, ctx: Context, profile: str = "tenzir") -> Operato
     known = PROFILES.get(profile)
     if known is not None:
         check_supported(known, query)
+    check_rule_owners(profile, ctx.rules)
     if query.output_mode != "append":
         return mode_operator(query, ctx)
     spec_type = type(query.window)

@@ -2,7 +2,8 @@
 
 An expected emission matches an actual one when its window and group are equal,
 every column it names has that value (columns it omits are not checked), and any
-of ``reason``, ``after_seq``, ``wall_ms``, ``partial`` it gives are equal. Emissions
+of ``reason``, ``after_seq``, ``wall_ms``, ``partial`` it gives are equal, and so is every
+field of a ``pane`` it gives (``{timing: early, index: 0}``; the beam profile's panes). Emissions
 and drops are compared as multisets unless ``ordered: true``.
 """
 
@@ -14,15 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidScenario
-from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
+from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef, pane_of
 from windtunnel.oracle.model.timeparse import parse_timestamp_ms
 
 _NOT_GIVEN: Any = object()
 EXPECT_KEYS = ("emissions", "drops", "ordered")
-EMISSION_KEYS = ("window", "group", "row", "reason", "after_seq", "wall_ms", "partial")
+EMISSION_KEYS = ("window", "group", "row", "reason", "after_seq", "wall_ms", "partial", "pane")
 DROP_KEYS = ("seq", "reason")
 WINDOW_REF_KEYS = ("start_ms", "end_ms", "start_offset", "end_offset")
 """The keys an ``expect`` block, an expected emission, a drop and a window mapping accept."""
+PANE_KEYS = ("timing", "index", "nonspeculative_index", "first", "last", "timestamp_ms")
+"""The keys an expected emission's ``pane`` accepts (any subset is checked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +38,16 @@ class ExpectedEmission:
     wall_ms: Any = _NOT_GIVEN
     partial: Any = _NOT_GIVEN
     group_given: bool = True
+    pane: Mapping[str, Any] | None = None
 
     def matches(self, actual: Emission) -> bool:
         if actual.window != self.window:
             return False
+        if self.pane is not None:
+            pane = pane_of(actual)
+            have = {} if pane is None else pane.to_json()
+            if any(key not in have or have[key] != value for key, value in self.pane.items()):
+                return False
         if self.group_given and actual.group != self.group:
             return False
         for key, value in self.row.items():
@@ -57,6 +66,8 @@ class ExpectedEmission:
         for name in ("reason", "after_seq", "wall_ms", "partial"):
             if getattr(self, name) is not _NOT_GIVEN:
                 data[name] = getattr(self, name)
+        if self.pane is not None:
+            data["pane"] = dict(self.pane)
         return json.dumps(data, default=str)
 
 
@@ -120,6 +131,10 @@ def _emission(raw: Any, where: str, time_unit: str) -> ExpectedEmission:
     row = raw.get("row", {})
     if not isinstance(row, Mapping):
         raise InvalidScenario(f"{where}.row", row, "must be a mapping", "write row: {failures: 3}")
+    pane = raw.get("pane")
+    if pane is not None and (not isinstance(pane, Mapping) or set(pane) - set(PANE_KEYS)):
+        raise InvalidScenario(f"{where}.pane", pane, "not a pane",
+                              f"write pane: {{timing: early, index: 0}} (keys: {', '.join(PANE_KEYS)})")
     return ExpectedEmission(
         window=window,
         group=raw.get("group"),
@@ -129,6 +144,7 @@ def _emission(raw: Any, where: str, time_unit: str) -> ExpectedEmission:
         wall_ms=raw.get("wall_ms", _NOT_GIVEN),
         partial=raw.get("partial", _NOT_GIVEN),
         group_given="group" in raw,
+        pane=None if pane is None else dict(pane),
     )
 
 

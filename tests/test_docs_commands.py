@@ -56,6 +56,8 @@ SKIPPED: tuple[tuple[str, str], ...] = (
     (r"^windtunnel check spec\.yaml", "spec.yaml is the reader's own spec, not in the repository"),
     (r"--flink-sql examples/", "runs the real Flink engine for a minute; "
      "tests/conformance/test_flink_target.py runs both examples (marker flink)"),
+    (r"--beam-transform examples\.", "runs a Beam pipeline per stream on the DirectRunner; "
+     "tests/conformance/beam/test_pipeline_target.py runs the example transforms (marker beam)"),
     (r"^windtunnel broker$", "serves until Ctrl-C (tests/cli/test_broker.py runs it)"),
     (r"^out = apply_window\(", "a call signature with every parameter, not a program"),
     (r'load_spec\("payments\.yaml"\)', "needs a Spark session and payments-dir (see run below)"),

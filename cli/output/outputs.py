@@ -9,7 +9,7 @@ from typing import Any
 
 from windtunnel.cli.output.table import Table
 from windtunnel.cli.output.times import TimeStyle
-from windtunnel.oracle.model.results import Drop, Emission, Output, to_jsonl_line
+from windtunnel.oracle.model.results import Drop, Emission, Output, pane_of, to_jsonl_line
 
 HEADERS = ("type", "window", "group", "reason", "seq", "wall", "row / message")
 """``seq`` is the event's seq for a drop and ``after_seq`` for an emission; ``wall`` the
@@ -47,7 +47,8 @@ def outputs_table(outputs: Sequence[Output], style: TimeStyle) -> Table:
                 output.reason,
                 "-" if output.after_seq is None else str(output.after_seq),
                 style.time(output.wall_ms),
-                " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in output.row.items()),
+                " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in output.row.items())
+                + _pane_text(output, style),
             ))
         else:
             rows.append((
@@ -60,6 +61,15 @@ def outputs_table(outputs: Sequence[Output], style: TimeStyle) -> Table:
                 output.message,
             ))
     return Table(HEADERS, tuple(rows), wrap=(len(HEADERS) - 1,), min_wrap=32)
+
+
+def _pane_text(emission: Emission, style: TimeStyle) -> str:
+    """`` | pane 1 on_time, at 59s`` for an emission with a pane (beam), else empty."""
+    pane = pane_of(emission)
+    if pane is None:
+        return ""
+    flags = "".join(f", {n}" for n, on in (("first", pane.first), ("last", pane.last)) if on)
+    return f" | pane {pane.index} {pane.timing}{flags}, at {style.time(pane.timestamp_ms)}"
 
 
 def _missed(drop: Drop, style: TimeStyle) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidInput
-from windtunnel.oracle.model.results import Drop, Emission, WindowRef
-from windtunnel.oracle.model.timefmt import time_text, window_text
+from windtunnel.oracle.model.results import Drop, Emission, WindowRef, pane_of
+from windtunnel.oracle.model.timefmt import ENDS_OF_TIME, time_text, window_text
 
 LANE = 0.32
 """Height of one window lane, in rows."""
@@ -165,7 +165,18 @@ def _bar_span(
 
 def _row_text(emission: Emission) -> str:
     row = ", ".join(f"{k}={v}" for k, v in emission.row.items())
-    return row if len(row) <= 40 else row[:37] + "..."
+    row = row if len(row) <= 40 else row[:37] + "..."
+    pane = pane_of(emission)  # beam: each pane of a window is a bar of its own
+    return row if pane is None else f"{row} (pane {pane.index} {pane.timing})"
+
+
+def _finite(span: tuple[int, int], times: Sequence[int]) -> tuple[int, int]:
+    """A span whose ends lie beyond the ends of time (Beam's global window) cut to the
+    stream's event times."""
+    lo, hi = (min(times), max(times) + 1) if times else (0, 1)
+    start = lo if span[0] in ENDS_OF_TIME else span[0]
+    end = hi if span[1] in ENDS_OF_TIME else span[1]
+    return start, max(end, start + 1)
 
 
 def build(
@@ -225,6 +236,7 @@ def _panel(
                           f"{prefix}-event-{seq}-{state}", "" if drop is None else drop.message)
             )
     members = _members(source, time_of, group_of)
+    known = [t for t in time_of.values() if t is not None]
     bars: list[WindowBar] = []
     rings: list[EventMark] = []
     seen: dict[str, int] = {}
@@ -238,6 +250,7 @@ def _panel(
         if span is None:
             hidden += 1
             return
+        span = _finite(span, known)
         base = "-".join(p for p in ("window", slug(group), str(span[0]), str(span[1])) if p)
         count = seen.get(base, 0)
         seen[base] = count + 1
@@ -302,6 +315,8 @@ def _clock_lines(
     order: list[Any] = []
     for row, clocks in zip(rows, source.clocks, strict=False):
         for key, value in clocks.items():
+            if value in ENDS_OF_TIME:  # Beam's final watermark: off the picture
+                continue
             line = points.setdefault(_hashable(key), [])
             if _hashable(key) not in order:
                 order.append(_hashable(key))

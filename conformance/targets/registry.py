@@ -4,7 +4,7 @@
 A named target is a :class:`TargetEntry`: a factory from a Spark session (or None) to a
 :class:`~windtunnel.conformance.targets.base.Target`, a one-line description, and the oracle
 profile that stands in for it while shrinking. windtunnel's own (``spark``, ``spark-fast``,
-``spark-general``, ``spark-stock``, ``tenzir``, ``flink``) are named in :data:`BUILTIN` as ``module:attribute`` and
+``spark-general``, ``spark-stock``, ``tenzir``, ``flink``, ``beam``, ``beam-direct``) are named in :data:`BUILTIN` as ``module:attribute`` and
 imported only when used. A third-party package adds one from its own distribution with an
 entry point in the group ``windtunnel.targets`` whose object is a :class:`TargetEntry`::
 
@@ -43,6 +43,8 @@ BUILTIN: dict[str, str] = {
     "spark-stock": "windtunnel.conformance.targets.spark:STOCK",
     "tenzir": "windtunnel.conformance.targets.tenzir:ENTRY",
     "flink": "windtunnel.conformance.targets.flink:ENTRY",
+    "beam": "windtunnel.conformance.targets.beam:ENTRY",
+    "beam-direct": "windtunnel.conformance.targets.beam:DIRECT",
 }
 """windtunnel's own targets, as ``module:attribute`` of their :class:`TargetEntry`."""
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from windtunnel.oracle.explain.values import window_key
-from windtunnel.oracle.model.results import Emission, WindowRef
+from windtunnel.oracle.model.results import Emission, WindowRef, pane_of
 from windtunnel.oracle.model.timefmt import time_text, window_text
 
 if TYPE_CHECKING:
@@ -64,6 +64,12 @@ def emission_text(emission: Emission, words: Words) -> str:
         how += f" at wall time {_time(emission.wall_ms, words)}"
     if emission.partial:
         how += ", partial"
+    pane = pane_of(emission)
+    if pane is not None:  # beam: which firing, its output time, and why it fired
+        flags = "".join(f", {n}" for n, on in (("first", pane.first), ("last", pane.last)) if on)
+        how += f"; pane {pane.index} {pane.timing}{flags}, at {_time(pane.timestamp_ms, words)}"
+        if pane.fired_by:
+            how += f"; fired by {pane.fired_by}"
     return f"emitted {_window(emission.window, words)}{group_text(emission.group)}: {row} ({how})"
 
 
@@ -95,7 +101,7 @@ def miss_reasons(
 
     drop = fate.drop
     assert drop is not None
-    if not drop.windows:
+    if not drop.windows or words.profile == "beam":  # beam: the drop says which rule
         return (drop.message,)
     reasons = []
     for window in drop.windows:

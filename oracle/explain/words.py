@@ -12,7 +12,7 @@ from windtunnel.oracle.model.spec import SessionWindows, TrailingWindows
 if TYPE_CHECKING:
     from windtunnel.oracle.scenario import Scenario
 
-WATERMARK_PROFILES = frozenset({"spark", "flink", "ekuiper", "timeplus"})
+WATERMARK_PROFILES = frozenset({"spark", "flink", "ekuiper", "timeplus", "beam"})
 """Profiles whose engines call their event-time clock a watermark (the clock minus the
 tolerance); tenzir and kdb speak of the clock, the largest event time seen (per key
 unless ``clock_scope: stream``)."""
@@ -46,7 +46,11 @@ def words_for(profile: str, scenario: Scenario, rules: Rules) -> Words:
         isinstance(window, SessionWindows) and rules.session_ends == "events"
     )
     watermark = profile in WATERMARK_PROFILES
-    if rules.end_of_input == "discard":
+    if profile == "beam":
+        why = ("under beam no pane of this window fired: its trigger was never satisfied, and "
+               "its elements sit in the window (the guide: \"those 32 elements sit around "
+               "forever\")")
+    elif rules.end_of_input == "discard":
         why = f"under {profile} open windows are lost at end of input (rule end_of_input: discard)"
     else:
         why = f"under {profile} this window was still open at end of input and is not flushed"

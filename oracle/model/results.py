@@ -2,7 +2,8 @@
 
 Their fields are exactly the contract's JSON lines fields. Windows are half-open
 ``[start_ms, end_ms)`` for fixed windows; trailing and session windows carry their
-own bounds; count windows carry event offsets ``[start_offset, end_offset)``.
+own bounds; count windows carry event offsets ``[start_offset, end_offset)``. An emission
+of a profile with triggered panes (``beam``) also carries its :class:`Pane`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,55 @@ class WindowRef:
         return out
 
 
+PANE_TIMINGS = ("early", "on_time", "late")
+"""A pane's timing: before the watermark passed the window's end, the first pane after it
+(fired by the watermark), or any later pane."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """Which firing of its window an emission is (Beam's ``PaneInfo``) and its output time.
+
+    ``index`` counts the window's panes from 0; ``nonspeculative_index`` counts the panes
+    after the watermark passed the window's end (-1 for an early pane); ``first`` is
+    ``index == 0``; ``last`` says the window's trigger finished; ``timestamp_ms`` is the
+    output's event time (the timestamp combiner's). ``fired_by`` says which part of the
+    trigger fired and why (for explanations; not part of the pane's identity, never
+    compared). Raises InvalidSpec for an unknown timing or a negative index.
+    """
+
+    timing: str
+    index: int
+    nonspeculative_index: int
+    first: bool
+    last: bool
+    timestamp_ms: int
+    fired_by: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.timing not in PANE_TIMINGS:
+            raise InvalidSpec("pane.timing", self.timing, "unknown timing",
+                              f"use one of {', '.join(PANE_TIMINGS)}")
+        if self.index < 0 or self.nonspeculative_index < -1:
+            raise InvalidSpec("pane.index", self.index, "must not be negative",
+                              "count panes from 0 (nonspeculative_index -1 when early)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "timing": self.timing,
+            "index": self.index,
+            "nonspeculative_index": self.nonspeculative_index,
+            "first": self.first,
+            "last": self.last,
+            "timestamp_ms": self.timestamp_ms,
+        }
+
+    def describe(self) -> str:
+        """``pane 2 late, last, at 9`` (the flags that are set)."""
+        flags = "".join(f", {n}" for n, on in (("first", self.first), ("last", self.last)) if on)
+        return f"pane {self.index} {self.timing}{flags}, at {self.timestamp_ms}"
+
+
 @dataclass(frozen=True, slots=True)
 class Emission:
     """One output row of one window.
@@ -77,6 +127,25 @@ class Emission:
             "wall_ms": self.wall_ms,
             "partial": self.partial,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class PaneEmission(Emission):
+    """An emission of a profile whose windows fire in panes (``beam``): an
+    :class:`Emission` and its :class:`Pane` (JSON: a ``pane`` object after ``partial``)."""
+
+    pane: Pane | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = Emission.to_json(self)
+        if self.pane is not None:
+            data["pane"] = self.pane.to_json()
+        return data
+
+
+def pane_of(output: object) -> Pane | None:
+    """The pane of an emission of a profile with panes, else None."""
+    return output.pane if isinstance(output, PaneEmission) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +257,10 @@ def flat_record(output: Output) -> dict[str, Any]:
         record["partial"] = output.partial
         for key, value in output.row.items():
             record[f"row.{key}"] = value
+        pane = pane_of(output)
+        if pane is not None:
+            for key, value in pane.to_json().items():
+                record[f"pane.{key}"] = value
     else:
         record["seq"] = output.seq
         record["group"] = output.group
@@ -202,17 +275,19 @@ def outputs_from_json(lines: Iterable[Mapping[str, Any]]) -> list[Output]:
     out: list[Output] = []
     for data in lines:
         if data["type"] == "emit":
-            out.append(
-                Emission(
-                    window=WindowRef(**data["window"]),
-                    group=data["group"],
-                    row=data["row"],
-                    reason=data["reason"],
-                    after_seq=data["after_seq"],
-                    wall_ms=data["wall_ms"],
-                    partial=data["partial"],
-                )
-            )
+            fields = {
+                "window": WindowRef(**data["window"]),
+                "group": data["group"],
+                "row": data["row"],
+                "reason": data["reason"],
+                "after_seq": data["after_seq"],
+                "wall_ms": data["wall_ms"],
+                "partial": data["partial"],
+            }
+            if data.get("pane") is not None:
+                out.append(PaneEmission(**fields, pane=Pane(**data["pane"])))
+            else:
+                out.append(Emission(**fields))
         else:
             out.append(
                 Drop(

@@ -63,7 +63,19 @@ RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "duplicate_clock": ("ignored", "moves"),
     "dedup_expiry": ("wall", "watermark"),
     "dedup_late": ("keep", "drop"),
+    # the beam profile (its operator only: RULE_OWNERS)
+    "beam_watermark": ("max_event_time", "injected"),
+    "beam_expiry": ("passes", "reaches"),
+    "beam_processing_time": ("engine", "guide"),
 }
+
+RULE_OWNERS: Final[dict[str, str]] = {
+    "beam_watermark": "beam",
+    "beam_expiry": "beam",
+    "beam_processing_time": "beam",
+}
+"""Rules only one profile's operator reads: every other profile keeps their default (a
+changed value there is an input error) and cites them as not applicable."""
 
 RULE_DOCS: Final[dict[str, str]] = {
     "close_at": "a fixed window [s, e) closes when c >= e + tolerance (reaches), c > e + tolerance "
@@ -162,6 +174,17 @@ RULE_DOCS: Final[dict[str, str]] = {
     "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
     "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
     "watermark)",
+    "beam_watermark": "beam: the input watermark is the largest event time seen minus tolerance, "
+    "moved after each bundle, and by {watermark: T} items (max_event_time, Beam's "
+    "MonotonicWatermarkEstimator), or moved only by {watermark: T} items (injected, TestStream)",
+    "beam_expiry": "beam: an element's window is expired, and the element dropped, when the "
+    "watermark is past end + allowed_lateness (passes, the Python SDK's trigger driver) or has "
+    "reached it (reaches, the guide's default trigger 'emits exactly once', Beam Java)",
+    "beam_processing_time": "beam: a processing-time timer's time is read as a watermark by "
+    "the other trigger parts and the pane timing, and composite triggers never count a "
+    "processing-time part as fired (engine, the Python SDK's trigger driver), or processing "
+    "time only satisfies AfterProcessingTime parts, which fire, reset and finish as the "
+    "guide says (guide)",
 }
 
 
@@ -210,6 +233,9 @@ class Rules:
     duplicate_clock: str = "ignored"
     dedup_expiry: str = "wall"
     dedup_late: str = "keep"
+    beam_watermark: str = "max_event_time"
+    beam_expiry: str = "passes"
+    beam_processing_time: str = "engine"
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -16,12 +16,22 @@ from windtunnel.oracle.model.timeparse import UNIT_MS
 
 EPOCH_SCALE_MS = 10**11
 """Times at or above this (March 1973) are shown as ISO-8601 dates."""
+BEAM_MIN_MS = -9_223_372_036_854_775
+"""Beam's ``MIN_TIMESTAMP`` in ms: its watermark before anything, its global window's start."""
+BEAM_MAX_MS = 9_223_372_036_854_775
+"""Beam's ``MAX_TIMESTAMP`` in ms: its watermark at the end of input."""
+GLOBAL_END_MS = 9_223_371_950_454_775
+"""The end of Beam's global window in ms (one day before ``MAX_TIMESTAMP``)."""
+ENDS_OF_TIME = {BEAM_MIN_MS: "-inf", BEAM_MAX_MS: "+inf", GLOBAL_END_MS: "+inf"}
+"""Beam's ends of time, shown as such (every other time beyond the calendar as a number)."""
 
 
 def time_text(ms: int | None, unit_ms: int = 1) -> str:
     """``ms`` in the unit of ``unit_ms`` (``12s``), plain for milliseconds, ISO when epoch-scale."""
     if ms is None:
         return "none"
+    if ms in ENDS_OF_TIME:
+        return ENDS_OF_TIME[ms]
     if abs(ms) >= EPOCH_SCALE_MS:
         return iso_text(ms)
     return duration_text(ms, unit_ms)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.model.rules import RULE_VALUES, Rules
+from windtunnel.oracle.model.rules import RULE_OWNERS, RULE_VALUES, Rules
 
 # Public sources the profiles cite (each rule's source is a URL plus the sentence relied on).
 TENZIR_PAGE = "https://docs.tenzir.com/reference/operators/window"
@@ -63,6 +63,12 @@ class Profile:
             raise InvalidSpec(
                 f"profile {self.name}.sources", sorted(unknown)[0], "not a rule", "fix the name"
             )
+        foreign = {
+            rule: f"not applicable to {self.name} (a {owner} rule; kept default)"
+            for rule, owner in RULE_OWNERS.items() if owner != self.name
+        }
+        if any(rule not in self.sources for rule in foreign):
+            object.__setattr__(self, "sources", {**foreign, **self.sources})
 
     def source(self, rule: str) -> str:
         """Where ``rule``'s value in this profile comes from ("" if not recorded)."""
@@ -123,6 +129,17 @@ def check_supported(profile: Profile, query: Any) -> None:
             where, fix = f"window.{option}", f"remove {option} or use another profile"
         if used:
             raise InvalidSpec(where, value, f"not supported by profile {profile.name}: {why}", fix)
+
+
+def check_rule_owners(profile: str, rules: Rules) -> None:
+    """Raise InvalidSpec when ``rules`` changes a rule only another profile's operator reads
+    (:data:`~windtunnel.oracle.model.rules.RULE_OWNERS`)."""
+    default = Rules()
+    for rule, owner in RULE_OWNERS.items():
+        value = getattr(rules, rule)
+        if owner != profile and value != getattr(default, rule):
+            raise InvalidSpec(f"rules.{rule}", value, f"a rule of profile {owner} only",
+                              f"remove it, or use profile: {owner}")
 
 
 PROFILES: dict[str, Profile] = {}

@@ -233,7 +233,7 @@ class Driver:
         return group
 
 
-WATERMARK_PROFILES = "flink, spark, ekuiper, timeplus"
+WATERMARK_PROFILES = "flink, spark, ekuiper, timeplus, beam"
 
 
 def watermark_rejected(profile: str, to_ms: int, why: str) -> InvalidStream:

@@ -1,0 +1,2 @@
+"""The ``beam`` profile: Apache Beam's windowing, triggers, panes and accumulation.
+"""
