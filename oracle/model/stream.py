@@ -113,15 +113,15 @@ class StreamChecker:
     """The stream's validity rules, item by item: the wall clock never goes back, events
     are numbered 0, 1, 2, ... in stream order, and nothing follows ``End``.
 
-    ``wall_ms`` and ``next_seq`` are public so a fast consumer can test the common case
-    (one event) inline and call :meth:`item` for everything else.
+    A checker may start mid-stream, at the wall clock and seq where another consumer
+    stopped.
     """
 
     __slots__ = ("ended", "next_seq", "wall_ms")
 
-    def __init__(self, start_wall_ms: int = 0) -> None:
+    def __init__(self, start_wall_ms: int = 0, next_seq: int = 0) -> None:
         self.wall_ms = start_wall_ms
-        self.next_seq = 0
+        self.next_seq = next_seq
         self.ended = False
 
     def item(self, index: int, item: Item) -> None:
@@ -190,11 +190,14 @@ def without_watermarks(items: Iterable[Item], engine: str) -> Iterator[Item]:
         yield item
 
 
-def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
+def checked(
+    items: Iterable[Item], start_wall_ms: int = 0, *, next_seq: int = 0, first_index: int = 0
+) -> Iterator[Item]:
     """The items unchanged, checked by :class:`StreamChecker` (raising InvalidStream).
-    Appends ``End`` if missing."""
-    checker = StreamChecker(start_wall_ms)
-    for index, item in enumerate(items):
+    Appends ``End`` if missing. ``next_seq`` and ``first_index`` (the first item's position
+    in the stream, for messages) continue a stream another consumer began."""
+    checker = StreamChecker(start_wall_ms, next_seq)
+    for index, item in enumerate(items, first_index):
         checker.item(index, item)
         yield item
     if not checker.ended:
