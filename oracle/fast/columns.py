@@ -68,7 +68,8 @@ def emission(
     window: WindowRef, group: Any, row: dict[str, Any], reason: str, after_seq: int | None,
     wall_ms: int, partial: bool,
 ) -> Emission:
-    """``Emission(window, group, row, reason, after_seq, wall_ms, partial)``, built faster."""
+    """``Emission(window, group, row, reason, after_seq, wall_ms, partial)``, without the
+    constructor's overhead."""
     out: Any = _new(EmissionSlots)
     out.window = window
     out.group = group
@@ -83,7 +84,7 @@ def emission(
 
 
 def late_drop(seq: int, window: WindowRef, message: str, group: Any) -> Drop:
-    """``Drop(seq, "late", (window,), message, group)``, built faster."""
+    """``Drop(seq, "late", (window,), message, group)``, without the constructor's overhead."""
     out: Any = _new(DropSlots)
     out.seq = seq
     out.reason = "late"
