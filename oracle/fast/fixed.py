@@ -1,7 +1,7 @@
 """The fast path of fixed (tumbling and hopping) windows; the reference is
 ``oracle/windows/fixed.py``, and tests/oracle/fast/test_fixed.py holds the two equal.
 
-It takes fixed windows on an event field (not ``now()``) with an aggregate and no
+It takes fixed windows on an event field (not ``now()``), without gaps, with an aggregate and no
 ``idle_timeout`` or ``allowed_lateness``; rules ``close_at`` and ``end_of_input`` may take
 any value, every other rule its default. Per key it keeps the clock and the open windows'
 states by start in a dict, and the earliest close point, instead of the reference's window
@@ -49,10 +49,12 @@ def refusal(query: Query) -> str | None:
 
 
 class _Key:
-    __slots__ = ("clock", "earliest_close", "index", "panes", "value", "windows")
+    """A key's clock, open windows' states by start (None per window when counted by
+    pane), the earliest close point among them, and its panes' counts by start."""
 
-    def __init__(self, index: int, value: Any) -> None:
-        self.index = index
+    __slots__ = ("clock", "earliest_close", "panes", "value", "windows")
+
+    def __init__(self, value: Any) -> None:
         self.value = value
         self.clock: int | None = None
         self.windows: dict[int, Any] = {}
@@ -93,9 +95,8 @@ def outputs(
         state = key.windows[start]
         return [state] if count_only else state
 
-    def emit(
-        key: _Key, start: int, after_seq: int, wall: int
-    ) -> Iterator[Emission]:
+    def emit(key: _Key, start: int, after_seq: int, wall: int) -> Iterator[Emission]:
+        """The rows of the window starting at ``start``, closed after ``after_seq``."""
         ref = WindowRef(start, start + size)
         for row in rows(state_of(key, start), start, start + size):
             yield Emission(ref, key.value, row, "close", after_seq, wall, False)
@@ -118,7 +119,7 @@ def outputs(
                     lookup = hashable(raw_key)
                     key = keys.get(lookup)
                 if key is None:
-                    key = keys[lookup] = _Key(len(keys), raw_key)
+                    key = keys[lookup] = _Key(raw_key)
             else:
                 values = tuple(g(payload) for g in key_getters)
                 try:
@@ -128,7 +129,7 @@ def outputs(
                     lookup = tuple(hashable(v) for v in values)
                     key = keys.get(lookup)
                 if key is None:
-                    key = keys[lookup] = _Key(len(keys), group_value(values))
+                    key = keys[lookup] = _Key(group_value(values))
             raw = payload.get(time_field) if time_field is not None else time_of(payload)
             if type(raw) is int:
                 t = raw * time_unit_ms

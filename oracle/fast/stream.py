@@ -1,8 +1,8 @@
 """How a fast path reads its stream, and hands the rest of it to the reference.
 
-A fast path takes runs of events (:class:`Run`: a chunk of plain events, a stretch of
-events between other items, a batch's events), each checked whole against the stream's
-rules before it is taken (seqs 0, 1, 2, ... in order, arrival times never back), and the
+A fast path takes runs of events (:class:`Run`: a chunk of plain events, or the events of
+a stretch of events and batches between other items), each checked whole against the
+stream's rules before it is taken (seqs 0, 1, 2, ... in order, arrival times never back), and the
 wall clock moves of ``Advance`` items. At the first item it does not take (a watermark,
 end of input, an item of a subclass, a run too short to be worth its columns, a run it
 declines, anything that breaks the stream) it stops: :func:`hand_over` puts what it
@@ -114,29 +114,22 @@ class Cursor:
             position = 0
             while position < len(items):
                 item = items[position]
-                stop = position + 1
                 if type(item) is Advance and item.to_ms >= self.wall_ms:
                     self.wall_ms = item.to_ms
                     self.index += 1
-                    position = stop
+                    position += 1
                     continue
-                if type(item) is Event:
-                    while stop < len(items) and type(items[stop]) is Event:
-                        stop += 1
-                    events: Sequence[Event] = items[position:stop]  # type: ignore[assignment]
-                elif type(item) is Batch and all(type(e) is Event for e in item.events):
-                    events = item.events
-                else:
-                    events = ()
-                run_or_none = self._run(events) if len(events) >= min_run else None
-                outputs = None if run_or_none is None else take(run_or_none)
+                stop, events = _events_from(items, position)
+                taken = self._run(events) if events and len(events) >= min_run else None
+                outputs = None if taken is None else take(taken)
                 if outputs is None:
                     self._stop(items, position)
                     return
+                assert taken is not None
                 self.index += stop - position
                 self.next_seq += len(events)
-                if run_or_none is not None and run_or_none.walls is not None:
-                    self.wall_ms = run_or_none.walls[-1]
+                if taken.walls is not None:
+                    self.wall_ms = taken.walls[-1]
                 yield outputs
                 position = stop
 
@@ -157,6 +150,24 @@ class Cursor:
     def rest(self) -> Iterable[Item]:
         """The items from the first one not taken (empty when every item was taken)."""
         return self._rest
+
+
+def _events_from(items: list[Item], position: int) -> tuple[int, list[Event]]:
+    """``(stop, events)``: the events of the plain events and batches of plain events from
+    ``items[position]`` to before ``items[stop]``, in order (the clock of a fast path's kind
+    moves per event: batch boundaries change nothing)."""
+    events: list[Event] = []
+    stop = position
+    while stop < len(items):
+        item = items[stop]
+        if type(item) is Event:
+            events.append(item)
+        elif type(item) is Batch and all(type(e) is Event for e in item.events):
+            events.extend(item.events)
+        else:
+            break
+        stop += 1
+    return stop, events
 
 
 def hand_over(reference: Callable[[], Driver], cursor: Cursor) -> Iterator[Output]:

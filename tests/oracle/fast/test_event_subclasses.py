@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from windtunnel.oracle.engine import reference_outputs, run
 from windtunnel.oracle.fast import fast_outputs, refusal
-from windtunnel.oracle.model.results import Output
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import (
     Aggregation,
@@ -49,10 +48,6 @@ QUERIES: dict[str, Query] = {
     "count": Query(CountWindows(3), group_by=("key",), aggregate=COUNT),
     "session": Query(SessionWindows(5), group_by=("key",), aggregate=COUNT),
 }
-
-
-def reference(query: Query, items: list[Item]) -> list[Output]:
-    return list(reference_outputs(query, items))
 
 
 def tagged(event: Event) -> TaggedEvent:
@@ -92,7 +87,7 @@ def test_event_subclass_counts_as_an_event(kind: str, where: str) -> None:
     for position in positions:
         items[position] = tagged(events[position])
     fast = run(query, items).outputs
-    assert fast == tuple(reference(query, items))
+    assert fast == tuple(reference_outputs(query, items))
     assert fast == run(query, events).outputs  # a subclass changes nothing
 
 
@@ -102,7 +97,7 @@ def test_batch_and_end_subclasses_count_as_theirs(kind: str) -> None:
     events = plain_stream(60)
     items: list[Item] = [*events[:20], TaggedBatch(tuple(map(tagged, events[20:40]))), *events[40:], TaggedEnd()]
     fast = run(query, items).outputs
-    assert fast == tuple(reference(query, items))
+    assert fast == tuple(reference_outputs(query, items))
     assert fast == run(query, events).outputs
 
 
@@ -118,6 +113,6 @@ def test_subclass_streams_equal_the_reference(
 ) -> None:
     query = QUERIES[kind]
     stream = list(retagged(items, pick))
-    expected = reference(query, stream)
+    expected = list(reference_outputs(query, stream))
     fast = fast_outputs(query, stream, rules=Rules(), min_run=2) if short_runs else run(query, stream).outputs
     assert list(fast) == expected

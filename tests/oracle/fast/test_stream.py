@@ -40,9 +40,10 @@ def test_a_plain_chunk_is_one_run_and_the_stream_is_all_taken() -> None:
 
 
 def test_advances_move_the_wall_and_arrival_times_come_as_walls() -> None:
+    """Events and batches of events between other items make one run."""
     items: list[Item] = [*events(0, 1), Advance(150), *events(2, 3, at=[160, 170]), Batch(tuple(events(4, at=[170])))]
     runs, cursor = read(items)
-    assert runs == [(0, 2, [], None, 100), (2, 2, [], [160, 170], 150), (4, 1, [], [170], 170)]
+    assert runs == [(0, 2, [], None, 100), (2, 3, [], [160, 170, 170], 150)]
     assert (cursor.index, cursor.next_seq, cursor.wall_ms) == (6, 5, 170)  # 6 items, 5 events
 
 
@@ -54,7 +55,8 @@ def test_advances_move_the_wall_and_arrival_times_come_as_walls() -> None:
         ([*events(0, 1), Advance(50), *events(2)], 2, 2),  # an advance back in time
         ([*events(0, 2)], 0, 0),  # a seq skipped: the run is not taken at all
         ([*events(0, 1, at=[200, 150])], 0, 0),  # arrival times back in a run
-        ([*events(0), Batch(())], 1, 1),  # an empty batch
+        ([*events(0), Batch(()), Watermark(1)], 1, 2),  # an empty batch joins the run
+        ([Batch(()), Watermark(1)], 0, 0),  # a run of no events
         ([*events(0), "not an item"], 1, 1),
     ],
 )
