@@ -14,7 +14,6 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
-from operator import attrgetter
 from typing import Any, cast
 
 import numpy as np
@@ -26,8 +25,6 @@ from windtunnel.oracle.model.stream import Event, Item
 CHUNK = 65_536
 """Items per chunk: bounds the columns' memory."""
 
-_SEQ = attrgetter("seq")
-_AT = attrgetter("at_ms")
 _new = object.__new__
 
 
@@ -171,7 +168,9 @@ def plain_columns(
 
     ``e.__class__ is Event`` (``isinstance``, as the reference tests items, reads
     ``__class__`` too): a subclass's instance is not plain, the reference takes it. One
-    pass reads each event and its payload once, while in cache.
+    pass reads each event and its payload once, while in cache; it checks
+    :class:`~windtunnel.oracle.model.stream.StreamChecker`'s rules for events without
+    arrival times (numbered on; the wall clock stays).
     """
     event = Event
     try:
@@ -219,37 +218,6 @@ def event_columns(events: Sequence[Event], fields: tuple[str, ...]) -> list[list
     """The values of ``fields`` in the events' payloads, one list per field (None where a
     payload lacks it)."""
     return [[e.payload.get(field) for e in events] for field in fields]
-
-
-def seqs_follow(events: Sequence[Event], next_seq: int) -> bool:
-    """True when the events' seqs are exactly ``next_seq, next_seq + 1, ...``."""
-    n = len(events)
-    if events[0].seq != next_seq or events[-1].seq != next_seq + n - 1:
-        return False
-    try:
-        seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=n)
-    except OverflowError:
-        return False
-    return n == 1 or bool((seqs[1:] > seqs[:-1]).all())  # increasing from first to last: +1 each
-
-
-def arrivals(events: Sequence[Event], wall_ms: int) -> tuple[bool, list[int] | None]:
-    """``(usable, walls)``: the wall clock at each event (None: no event carries ``at_ms``,
-    the clock stays at ``wall_ms``); not usable when some events carry ``at_ms`` and others
-    not, or the arrival times go back (the reference then reports that)."""
-    ats = list(map(_AT, events))
-    missing = ats.count(None)
-    if missing == len(ats):
-        return True, None
-    if missing or ats[0] < wall_ms:
-        return False, None
-    try:
-        array = np.array(ats, dtype=np.int64)
-    except OverflowError:
-        return False, None
-    if len(ats) > 1 and bool((array[1:] < array[:-1]).any()):
-        return False, None
-    return True, ats
 
 
 @lru_cache(maxsize=8)

@@ -17,17 +17,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
-from windtunnel.oracle.fast.columns import (
-    CHUNK,
-    Chunk,
-    arrivals,
-    chunks,
-    event_columns,
-    plain_columns,
-    seqs_follow,
-)
+from windtunnel.oracle.fast.columns import CHUNK, Chunk, chunks, event_columns, plain_columns
 from windtunnel.oracle.model.results import Output
-from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
+from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, StreamChecker
 from windtunnel.oracle.windows.driver import Driver
 
 
@@ -70,52 +62,60 @@ None to decline it (the reference then reads the stream from the run's first ite
 
 
 class Cursor:
-    """Where a fast path is in its stream: ``index`` items taken, the ``next_seq`` of the
-    next event and the wall clock ``wall_ms``; after :meth:`parts`, :meth:`rest` is the
-    stream from the first item not taken."""
+    """Where a fast path is in its stream: ``index`` items taken, and the
+    :class:`StreamChecker` of what it took (``next_seq``, ``wall_ms``); after :meth:`parts`,
+    :meth:`rest` is the stream from the first item not taken."""
 
-    __slots__ = ("_chunks", "_fields", "_min_run", "_rest", "index", "next_seq", "wall_ms")
+    __slots__ = ("_chunks", "_fields", "_min_run", "_rest", "checker", "index")
 
     def __init__(
         self, items: Iterable[Item], start_wall_ms: int, *, fields: tuple[str, ...] = (),
         min_run: int = 1, chunk_size: int = CHUNK,
     ) -> None:
         self.index = 0
-        self.next_seq = 0
-        self.wall_ms = start_wall_ms
+        self.checker = StreamChecker(start_wall_ms)
         self._fields = fields
         self._min_run = min_run
         self._chunks = chunks(items, chunk_size)
         self._rest: Iterable[Item] = ()
 
     @property
+    def next_seq(self) -> int:
+        return self.checker.next_seq
+
+    @property
+    def wall_ms(self) -> int:
+        return self.checker.wall_ms
+
+    @property
     def after_seq(self) -> int | None:
         """The seq of the last event taken (None before the first)."""
-        return self.next_seq - 1 if self.next_seq else None
+        return self.checker.next_seq - 1 if self.checker.next_seq else None
 
     def parts(self, take: Take) -> Iterator[Iterable[Output]]:
         """The outputs of each run ``take`` takes, in stream order, until it declines one or
         the cursor meets an item it does not take."""
+        checker = self.checker
         min_run = self._min_run
         for chunk in self._chunks:
             if len(chunk) >= min_run:
-                columns = plain_columns(chunk.iterate, self.next_seq, self._fields)
-                if columns is not None:
-                    run = Run(len(chunk), self.next_seq, columns, self.wall_ms, None, chunk, None)
+                columns = plain_columns(chunk.iterate, checker.next_seq, self._fields)
+                if columns is not None:  # events numbered on, no arrival times: valid
+                    run = Run(len(chunk), checker.next_seq, columns, checker.wall_ms, None, chunk, None)
                     outputs = take(run)
                     if outputs is None:
                         self._stop(chunk.items(), 0)
                         return
                     self.index += len(chunk)
-                    self.next_seq += len(chunk)
+                    checker.next_seq += len(chunk)
                     yield outputs
                     continue
             items = chunk.items()
             position = 0
             while position < len(items):
                 item = items[position]
-                if type(item) is Advance and item.to_ms >= self.wall_ms:
-                    self.wall_ms = item.to_ms
+                if type(item) is Advance and item.to_ms >= checker.wall_ms:
+                    checker.item(self.index, item)
                     self.index += 1
                     position += 1
                     continue
@@ -123,25 +123,21 @@ class Cursor:
                 taken = self._run(events) if events and len(events) >= min_run else None
                 outputs = None if taken is None else take(taken)
                 if outputs is None:
+                    if taken is not None:  # declined: the checker forgets the run
+                        checker.next_seq, checker.wall_ms = taken.first_seq, taken.wall_ms
                     self._stop(items, position)
                     return
-                assert taken is not None
                 self.index += stop - position
-                self.next_seq += len(events)
-                if taken.walls is not None:
-                    self.wall_ms = taken.walls[-1]
                 yield outputs
                 position = stop
 
     def _run(self, events: Sequence[Event]) -> Run | None:
-        """The events as a run when they keep the stream valid (else None)."""
-        if not seqs_follow(events, self.next_seq):
+        """The events as a run, taken by the checker, when they keep the stream valid."""
+        first_seq, wall_ms = self.checker.next_seq, self.checker.wall_ms
+        valid, walls = self.checker.run(events)
+        if not valid:
             return None
-        usable, walls = arrivals(events, self.wall_ms)
-        if not usable:
-            return None
-        columns = event_columns(events, self._fields)
-        return Run(len(events), self.next_seq, columns, self.wall_ms, walls, None, events)
+        return Run(len(events), first_seq, event_columns(events, self._fields), wall_ms, walls, None, events)
 
     def _stop(self, items: list[Item], position: int) -> None:
         """Stop at ``items[position]`` of the current chunk: the rest starts there."""

@@ -6,11 +6,17 @@ never from the machine; ``Watermark`` moves the event-time watermark, not the wa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from windtunnel.oracle.model.errors import InvalidStream
+
+_SEQ = attrgetter("seq")
+_AT = attrgetter("at_ms")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +120,9 @@ class StreamChecker:
     are numbered 0, 1, 2, ... in stream order, and nothing follows ``End``.
 
     A checker may start mid-stream, at the wall clock and seq where another consumer
-    stopped.
+    stopped. :meth:`run` checks consecutive events at once (the array form of
+    :meth:`event`); ``next_seq`` is public so that a consumer that checked plain events
+    itself (numbered on, no arrival times: the wall clock stays) counts them on.
     """
 
     __slots__ = ("ended", "next_seq", "wall_ms")
@@ -173,6 +181,41 @@ class StreamChecker:
                     "give a later arrival time",
                 )
             self.wall_ms = event.at_ms
+
+
+    def run(self, events: Sequence[Event]) -> tuple[bool, list[int] | None]:
+        """Check consecutive events at once, the array form of :meth:`event`: ``(True,
+        walls)`` when they keep the stream valid, then taken (``walls``: the wall clock at
+        each event; None when none carries ``at_ms``). ``(False, None)``, the checker
+        unchanged, when they break the stream, or when some carry ``at_ms`` and others not
+        (:meth:`event` takes those one by one)."""
+        n = len(events)
+        if not n or self.ended:
+            return False, None
+        if events[0].seq != self.next_seq or events[-1].seq != self.next_seq + n - 1:
+            return False, None
+        try:
+            seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=n)
+        except OverflowError:
+            return False, None
+        if n > 1 and not bool((seqs[1:] > seqs[:-1]).all()):  # increasing from first to last: +1 each
+            return False, None
+        ats = list(map(_AT, events))
+        missing = ats.count(None)
+        walls: list[int] | None = None
+        if missing != n:
+            if missing or ats[0] < self.wall_ms:
+                return False, None
+            try:
+                array = np.array(ats, dtype=np.int64)
+            except OverflowError:
+                return False, None
+            if n > 1 and bool((array[1:] < array[:-1]).any()):
+                return False, None
+            walls = ats  # no None among them
+            self.wall_ms = ats[-1]
+        self.next_seq += n
+        return True, walls
 
 
 def without_watermarks(items: Iterable[Item], engine: str) -> Iterator[Item]:
