@@ -19,7 +19,7 @@ from typing import Any
 
 from windtunnel.oracle.fast.stream import Cursor, Run, fast_outputs, group_values, hand_over
 from windtunnel.oracle.model.aggregates import Aggregator
-from windtunnel.oracle.model.assignment import last_start, starts_containing
+from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import Rules
@@ -85,6 +85,7 @@ def outputs(
     key_field = query.group_by[0] if single is not None and "." not in query.group_by[0] else None
     keys: dict[Any, _Key] = {}
     tumbling_count = hop == size and count_only
+    aligned = size % hop == 0
     pane_count = count_only and hop != size and size % hop == 0
 
     def state_of(key: _Key, start: int) -> Any:
@@ -104,7 +105,10 @@ def outputs(
     def take(run: Run) -> Iterator[Output]:
         walls = run.walls
         wall = run.wall_ms
-        start = 0  # the last window assigned (tumbling counts)
+        # the windows holding the previous event (starts ascending) and its pane [pane, pane
+        # + hop): with size a multiple of hop every time of a pane is in the same windows
+        targets = starts_containing(0, size, hop)
+        pane = 0
         for position, event in enumerate(run.events()):
             if walls is not None:
                 wall = walls[position]
@@ -145,9 +149,11 @@ def outputs(
                 t = parsed
             clock = key.clock
             windows = key.windows
+            if not (aligned and pane <= t < pane + hop):  # else: the previous event's targets
+                targets = starts_containing(t, size, hop)
+                pane = targets[-1]
             if tumbling_count:  # one target window, a bare count: the common case, inlined
-                if not start <= t < start + size:  # not the previous event's window
-                    start = last_start(t, size)
+                start = pane
                 if clock is not None and start + span <= clock:
                     yield late_drop(event.seq, t, [start], size, offset, clock, group=key.value)
                     continue
@@ -166,7 +172,6 @@ def outputs(
                             del windows[s]
                         key.earliest_close = min(windows) + span if windows else None
                 continue
-            targets = starts_containing(t, size, hop)
             if clock is not None and targets[0] + span <= clock:
                 # starts ascend: the closed targets (s + span <= clock) are a prefix
                 opened = starts_containing(t, size, hop, lowest=clock - span + 1)
@@ -177,7 +182,7 @@ def outputs(
                 opened = targets
             if pane_count:
                 panes = key.panes
-                last = targets[-1]  # the event's pane starts at its last target's start
+                last = pane  # the event's pane starts at its last target's start
                 n = panes.get(last)
                 if n is not None:
                     panes[last] = n + 1
