@@ -7,7 +7,8 @@ half-open) is emitted at its last offset holding ``count`` events, so no window 
 kept: per key only the next offset. The stream is read in runs of events (:mod:`.stream`):
 a run's events get key codes (a stable sort by code ranks each among its key's events),
 and the windows it completes are located at once (:func:`windows_ending_in`); only their
-emissions are built. A watermark, end of input, a run too short or with an unhashable key
+emissions are built. At the end of input it flushes the open windows itself (the common
+case); a watermark, a run too short or with an unhashable key, or anything after the end
 hands the stream to the reference, which then holds each key's offset and open windows.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windtunnel.oracle.fast.columns import CHUNK, EmissionSlots, KeyTable, window_ref
+from windtunnel.oracle.fast.columns import CHUNK, EmissionSlots, KeyTable, emission, window_ref
 from windtunnel.oracle.fast.stream import Cursor, Run, fast_outputs, group_values, hand_over
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.assignment import starts_containing, windows_ending_in
@@ -76,7 +77,8 @@ def outputs(
     count = window.count
     hop = window.hop
     key_field = query.group_by[0] if query.group_by else None
-    (row,) = Aggregator(query.aggregate, query.aggregate_by).rows([count], None, None)
+    aggregator = Aggregator(query.aggregate, query.aggregate_by)
+    (row,) = aggregator.rows([count], None, None)
     table = KeyTable(lambda lookup: _Key(lookup if key_field is not None else None))
     window_refs: dict[int, WindowRef] = {}
 
@@ -174,6 +176,28 @@ def outputs(
                     state.windows[start] = [following - start]
         return driver
 
+    def end() -> Iterator[Output]:
+        """At the end of input, the open windows of every key (first seen first), each by
+        its nominal range and holding ``next_offset - start`` events (rule end_of_input:
+        flush, docs/semantics.md C1); anything else after the runs goes to the reference."""
+        if not cursor.only_end_left():
+            yield from hand_over(reference, cursor)
+            return
+        if rules.end_of_input == "discard":
+            return
+        after_seq, wall_ms = cursor.after_seq, cursor.wall_ms
+        made: dict[int, dict[str, Any]] = {}  # the row of a window holding n events
+        for key in table.objects:
+            following = key.next_offset
+            for start in starts_containing(following - 1, count, hop, lowest=0):
+                if start + count > following:  # not complete: holds following - start events
+                    held = following - start
+                    row = made.get(held)
+                    if row is None:
+                        row = made[held] = aggregator.rows([held], None, None)[0]
+                    ref = window_refs.get(start) or window_ref(None, None, start, start + count)
+                    yield emission(ref, key.value, row.copy(), "end_of_input", after_seq, wall_ms, True)
+
     fields = (key_field,) if key_field is not None else ()
     cursor = Cursor(items, start_wall_ms, fields=fields, min_run=min_run, chunk_size=chunk_size)
-    return fast_outputs(cursor.parts(take), hand_over(reference, cursor))
+    return fast_outputs(cursor.parts(take), end())

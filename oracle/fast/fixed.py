@@ -86,7 +86,7 @@ def outputs(
     keys: dict[Any, _Key] = {}
     tumbling_count = hop == size and count_only
     aligned = size % hop == 0
-    pane_count = count_only and hop != size and size % hop == 0
+    pane_count = count_only and hop != size and aligned
 
     def state_of(key: _Key, start: int) -> Any:
         """A window's aggregate state as the reference holds it."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from windtunnel.oracle.fast.columns import CHUNK, Chunk, chunks, event_columns, plain_columns
 from windtunnel.oracle.model.results import Output
-from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, StreamChecker
+from windtunnel.oracle.model.stream import Advance, Batch, End, Event, Item, StreamChecker
 from windtunnel.oracle.windows.driver import Driver
 
 
@@ -146,6 +146,20 @@ class Cursor:
     def rest(self) -> Iterable[Item]:
         """The items from the first one not taken (empty when every item was taken)."""
         return self._rest
+
+    def only_end_left(self) -> bool:
+        """Whether the rest of the stream is the end of input alone: nothing, or one
+        ``End`` and nothing after it (the rest is kept either way)."""
+        rest = iter(self._rest)
+        first = next(rest, None)
+        if first is None:
+            self._rest = ()
+            return True
+        second = next(rest, None)
+        if second is None and type(first) is End:
+            return True
+        self._rest = chain((first,) if second is None else (first, second), rest)
+        return False
 
 
 def _events_from(items: list[Item], position: int) -> tuple[int, list[Event]]:

@@ -84,3 +84,21 @@ def test_the_rest_spans_later_chunks_of_an_iterator(chunk_size: int) -> None:
 @pytest.mark.parametrize(("value", "fields", "values"), [(None, 0, ()), ("a", 1, ("a",)), ([1, [2]], 2, (1, [2]))])
 def test_group_values_undo_the_drivers_group_value(value: Any, fields: int, values: tuple[Any, ...]) -> None:
     assert group_values(value, fields) == values
+
+
+@pytest.mark.parametrize(
+    ("items", "only_end"),
+    [
+        ([*events(0)], True),
+        ([*events(0), End()], True),
+        ([*events(0), End(), *events(1)], False),
+        ([*events(0), Watermark(1)], False),
+        ([*events(0), End(), End()], False),
+    ],
+)
+def test_only_end_left_says_whether_the_rest_is_the_end_of_input(items: list[Item], only_end: bool) -> None:
+    _, cursor = read(iter(items))  # type: ignore[arg-type]
+    left = list(items[1:])
+    assert cursor.only_end_left() is only_end
+    if not only_end:
+        assert list(cursor.rest()) == left  # kept for the reference
