@@ -3,16 +3,28 @@
 Workload (as ``oracle_fixed.py``): N events (default 1,000,000), 1000 keys, 5% of events
 out of order (event time pushed back by up to 4 s), about one event per key and second.
 Session windows: gap 2 s, tolerance 1 s, the default (tenzir) rules (a per-key reorder
-buffer, one open session per key), and the same under the flink profile's rules with a per-key clock (so the baseline stays a per-key loop). Count windows: tumbling 50 and hopping 50/10 per key. The
-baseline is the smallest loop giving the same rows (checked against the oracle before
-timing): for count windows both a per-window loop (any aggregate) and the offsets-only loop
-a bare count allows. The oracle's count and Tenzir session fast paths read the events in
-chunks as numpy columns (oracle/windows/columns.py, session_columns.py); unlike the
-baselines they also check the stream (types, seqs, arrival times) and build Emission and
-Drop values, the consumer here turning them back into the baselines' rows. Prints
-events/s and the ratio oracle/baseline.
+buffer, one open session per key), and the same under the flink profile's rules with a
+per-key clock (so the baseline stays a per-key loop). Count windows: tumbling 50 and
+hopping 50/10 per key. The baseline is the smallest loop giving the same rows (checked
+against the oracle before timing): for count windows both a per-window loop (any
+aggregate) and the offsets-only loop a bare count allows. The oracle's count and session
+fast paths (oracle/fast/) read the events in runs as numpy columns; unlike the baselines
+they also check the stream (types, seqs, arrival times) and build Emission and Drop
+values, the consumer here turning them back into the baselines' rows. Prints events/s and
+the ratio oracle/baseline.
+
+The flink baseline follows the flink profile's rules (docs/semantics.md, "The flink
+profile", S3, S4): the watermark is ``max - tolerance - 1 ms`` (``watermark_formula:
+bounded_out_of_orderness``) and a session ``[first, last + gap)`` fires when the watermark
+reaches its max timestamp ``last + gap - 1`` (``session_close_at: max_timestamp``), so it is
+final once the clock reaches ``last + gap + tolerance``; an element is late only if the
+session it forms after merging is final (``session_late: merged``: "An element is late
+only if every window it belongs to after session merging satisfies maxTimestamp +
+allowedLateness <= watermark"), and one overlapping a session already fired starts a new
+session (``closed_session: new_session``).
 
 Run: python benchmarks/oracle_kinds.py [--events N] [--repeat R] [--only session|count]
+(``--events 2000 --repeat 1``: a quick run, the agreement checks included)
 """
 
 from __future__ import annotations
@@ -46,9 +58,11 @@ def workload(n: int, keys: int = 1000, disorder: float = 0.05, seed: int = 7) ->
 
 
 def session_baseline(events: Sequence[Event], gap: int, tol: int, merged_late: bool) -> list[tuple[Any, int, int, int]]:
-    """Merging sessions. Per key: clock, open sessions [first, last, n], emitted spans (own-late,
-    emitted sessions stay late) or none (flink: merged-late, new sessions)."""
-    close_offset = tol + 1 if not merged_late else tol - 1  # passes / max_timestamp
+    """Merging sessions, final once the clock reaches ``last + gap + close_offset``. Per key:
+    clock, open sessions [first, last, n], emitted spans (own-late: emitted sessions stay
+    late, final past last + gap + tol) or none (flink: merged-late, new sessions, final at
+    last + gap + tol; see the module docstring)."""
+    close_offset = tol if merged_late else tol + 1
     keys: dict[Any, list[Any]] = {}
     out = []
     for event in events:
@@ -201,12 +215,12 @@ def rate(function: Callable[[], object], n: int, repeat: int) -> tuple[float, ob
     return n / best, result
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="", help="run only the cases whose label contains this")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     events = workload(args.events)
     print(f"{args.events:,} events, 1000 keys, 5% out of order, best of {args.repeat}")
     flink = profile_named("flink").rules

@@ -12,8 +12,13 @@ about one event per ms, 5% of events pushed back by up to 4 s.
 Query: ``--query fixed`` tumbling 1 min windows per key with a count (the fixed-window
 fast path), ``count`` count windows of 50 per key, ``session`` sessions with a 2 s gap.
 
+Before timing, the outputs of the smallest size are checked, one by one as they stream,
+against the reference operators' (``windtunnel.oracle.engine.reference_outputs``, which
+never takes a fast path).
+
 Run: python benchmarks/oracle_stream.py [--events 1000000 10000000 100000000]
      [--file PATH] [--query fixed|count|session]
+(``--events 1000 2000 --file /tmp/small.jsonl``: a quick run, the check included)
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import zip_longest
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +43,7 @@ from windtunnel.oracle import (
     SessionWindows,
     stream_outputs,
 )
+from windtunnel.oracle.engine import reference_outputs
 from windtunnel.oracle.model.stream import Event
 
 QUERIES = {
@@ -84,6 +91,17 @@ def child(path: Path, events: int, query: str) -> None:
     print(events, outputs, f"{elapsed:.3f}", peak_rss_kib())
 
 
+def check(path: Path, events: int, query: str) -> int:
+    """The outputs of the file's first ``events`` lines, compared with the reference's as
+    both stream (memory stays flat); the number of outputs. Raises AssertionError."""
+    outputs = 0
+    fast = stream_outputs(QUERIES[query], events_from(path, events))
+    reference = reference_outputs(QUERIES[query], events_from(path, events))
+    for outputs, (mine, theirs) in enumerate(zip_longest(fast, reference), 1):
+        assert mine == theirs, f"output {outputs}: the oracle gives {mine}, the reference {theirs}"
+    return outputs
+
+
 def peak_rss_kib() -> int:
     """This process's peak resident set size in KiB: ``VmHWM`` (Linux), which starts afresh
     at exec, unlike ``ru_maxrss``, which keeps the forking parent's peak."""
@@ -95,13 +113,13 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--events", type=int, nargs="+", default=[1_000_000, 10_000_000, 100_000_000])
     parser.add_argument("--file", type=Path, default=Path("/tmp/windtunnel-oracle-stream.jsonl"))
     parser.add_argument("--query", choices=sorted(QUERIES), default="fixed")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child is not None:
         child(args.file, args.child, args.query)
         return
@@ -114,6 +132,8 @@ def main() -> None:
         print(f"writing {needed:,} events to {args.file} ...", flush=True)
         write_events(args.file, needed)
     print(f"query {args.query}: {QUERIES[args.query].window}")
+    checked = check(args.file, min(args.events), args.query)
+    print(f"{min(args.events):,} events: {checked:,} outputs, equal to the reference's", flush=True)
     baseline_kib: int | None = None
     for events in sorted(args.events):
         command = [sys.executable, __file__, "--file", str(args.file), "--query", args.query]

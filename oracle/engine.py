@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from windtunnel.oracle.fast import fast_outputs, refusal
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Output, Result
 from windtunnel.oracle.model.rules import Rules
@@ -19,7 +20,6 @@ from windtunnel.oracle.model.spec import (
 )
 from windtunnel.oracle.model.stream import Item
 from windtunnel.oracle.profiles import PROFILES, check_rule_owners, check_supported
-from windtunnel.oracle.windows import count_fast, fixed_fast, session_fast
 from windtunnel.oracle.windows.count import CountOperator
 from windtunnel.oracle.windows.driver import Context, Driver, Operator
 from windtunnel.oracle.windows.fixed import FixedOperator
@@ -44,20 +44,34 @@ def stream_outputs(
 ) -> Iterator[Output]:
     """Outputs as the stream is consumed; memory is bounded by the open windows.
 
-    ``time_unit_ms`` scales plain-number event times. Raises InvalidStream for a
+    ``time_unit_ms`` scales plain-number event times. A fast path (``oracle/fast/``) runs
+    the query when one takes it, else the reference operators. Raises InvalidStream for a
     malformed stream (wall clock going back, seq out of order, items after End), and
-    InvalidSpec for an option the profile cannot express (the fast paths skip the operator).
+    InvalidSpec for an option the profile cannot express.
     """
     if profile in PROFILES:
         check_supported(PROFILES[profile], query)
     check_rule_owners(profile, rules)
-    if not query.stages:  # stages before the window run in the driver (windows/stages.py)
-        if fixed_fast.eligible(query, rules, profile):
-            return fixed_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
-        if count_fast.eligible(query, rules, profile):
-            return count_fast.fast_outputs(query, items, rules, start_wall_ms)
-        if session_fast.eligible(query, rules, profile):
-            return session_fast.fast_outputs(query, items, rules, time_unit_ms, start_wall_ms)
+    if refusal(query, rules, profile) is None:
+        return fast_outputs(
+            query, items, rules=rules, time_unit_ms=time_unit_ms, start_wall_ms=start_wall_ms
+        )
+    return reference_outputs(
+        query, items, rules=rules, profile=profile, time_unit_ms=time_unit_ms,
+        start_wall_ms=start_wall_ms,
+    )
+
+
+def reference_outputs(
+    query: Query,
+    items: Iterable[Item],
+    *,
+    rules: Rules = DEFAULT_RULES,
+    profile: str = "tenzir",
+    time_unit_ms: int = 1,
+    start_wall_ms: int = 0,
+) -> Iterator[Output]:
+    """The outputs of the reference operators, never a fast path (as :func:`stream_outputs`)."""
     driver = Driver(
         query,
         lambda q, ctx: operator_for(q, ctx, profile),

@@ -6,7 +6,8 @@ Strings naming a module (``importlib.import_module("windtunnel...")``, entry poi
     oracle  <-  simulator  <-  conformance  ->  spark_impl        cli -> all
 
 Inside the oracle: ``model`` imports nothing else of the oracle; ``windows`` builds on the
-model only; ``clauses`` and ``profiles`` build on both; the entry points sit on top.
+model only; ``fast`` (the fast paths) on both; ``clauses`` and ``profiles`` build on the
+model and the windows; the entry points sit on top.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ALLOWED = {
 ORACLE_LAYERS = {
     "model": {"model"},
     "windows": {"model", "windows"},
+    "fast": {"model", "windows", "fast"},
 }
 """Oracle folders with a fixed base: what they may import inside the oracle."""
 

@@ -29,18 +29,19 @@ class Mutant:
             raise ValueError(f"mutant {self.id!r}: needs an id, a change and tests")
 
 
-STAGES = ("tests/oracle/test_stages.py",)
+STAGES = ("tests/oracle/windows/test_stages.py",)
 JAVA_ENGINE = ("tests/spark_impl/engine/test_engine_examples.py",
                "tests/spark_impl/engine/test_engine_oracle.py")
-FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_rules.py",
+FIXED_REF = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/windows/test_fixed_rules.py",
              "tests/oracle/test_metamorphic.py")
-FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_fixed_properties.py",
-              "tests/oracle/test_metamorphic.py")
-SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/test_session_rules.py", "tests/oracle/test_flink_profile.py",
-           "tests/oracle/test_spark_profile.py", "tests/oracle/test_metamorphic.py")
-COUNT = ("tests/oracle/test_count_rules.py", "tests/oracle/test_count_fast.py",
+FIXED_FAST = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/fast/test_fixed.py",
+              "tests/oracle/windows/test_fixed_properties.py", "tests/oracle/test_metamorphic.py")
+SESSION = ("tests/oracle/test_metamorphic_examples.py", "tests/oracle/windows/test_session_rules.py",
+           "tests/oracle/profiles/test_flink.py", "tests/oracle/profiles/test_spark.py",
+           "tests/oracle/test_metamorphic.py")
+COUNT = ("tests/oracle/windows/test_count_rules.py", "tests/oracle/fast/test_count.py",
          "tests/oracle/test_metamorphic.py")
-TRAILING = ("tests/oracle/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
+TRAILING = ("tests/oracle/windows/test_trailing_rules.py", "tests/oracle/test_metamorphic.py")
 BUCKET_STEP = ("tests/spark_impl/general/test_bucket_step.py",)
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -50,7 +51,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "from windtunnel.oracle.model.aggregates import Aggregator\n",
         'raise ImportError("mutant: this copy of the oracle is the one imported")\n',
         "sanity: the copy's module is the one the tests import",
-        ("tests/oracle/test_fixed_rules.py",),
+        ("tests/oracle/windows/test_fixed_rules.py",),
     ),
     Mutant(
         "fixed-close-strict",
@@ -62,9 +63,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "fast-close-strict",
-        "oracle/windows/fixed_fast.py",
-        "if earliest is not None and earliest <= t:\n                    due = sorted(s for s in windows if s + span <= t)",
-        "if earliest is not None and earliest < t:\n                    due = sorted(s for s in windows if s + span < t)",
+        "oracle/fast/fixed.py",
+        "                if earliest is not None and earliest <= t:\n                    for s in sorted(s for s in windows if s + span <= t):",
+        "                if earliest is not None and earliest < t:\n                    for s in sorted(s for s in windows if s + span < t):",
         "> for >= at close in the fast path (hopping and aggregated windows)",
         FIXED_FAST,
     ),
@@ -96,9 +97,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "fast-overlap-late-dropped",
-        "oracle/windows/fixed_fast.py",
-        "if open_from > last:",
-        "if open_from > first:",
+        "oracle/fast/fixed.py",
+        "                if not opened:\n",
+        "                if opened != targets:\n",
         "the fast path drops an overlapping event late for any of its windows",
         FIXED_FAST,
     ),
@@ -176,26 +177,26 @@ MUTANTS: tuple[Mutant, ...] = (
         SESSION,
     ),
     Mutant(
-        "fast-no-flush",
-        "oracle/windows/fixed_fast.py",
-        'flush = rules.end_of_input == "flush"',
-        "flush = False",
-        "no flush at end of input (fixed windows, fast path)",
+        "fast-hands-over-no-windows",
+        "oracle/fast/fixed.py",
+        "opened = [(s, state_of(key, s)) for s in sorted(key.windows)]",
+        "opened = []",
+        "the fast path hands the reference no open windows: they are lost at end of input",
         FIXED_FAST,
     ),
     Mutant(
-        "count-every-off-by-one",
-        "oracle/windows/count.py",
-        "last = offset - offset % hop\n",
-        "last = offset - offset % hop - (hop > 1)\n",
-        "count windows: an offset is not in the window starting at it when every > 1",
-        COUNT,
+        "grid-last-start-off-by-one",
+        "oracle/model/assignment.py",
+        "    last = last_start(point, hop, offset=offset)\n",
+        "    last = last_start(point, hop, offset=offset) - (hop > 1)\n",
+        "a point is not in the window starting at the grid start below it when every > 1",
+        (*COUNT, *FIXED_REF),
     ),
     Mutant(
         "count-fast-first-window",
-        "oracle/windows/count_fast.py",
-        "if start >= 0 and start % hop == 0:",
-        "if start > 0 and start % hop == 0:",
+        "oracle/model/assignment.py",
+        "floor = np.maximum(first_points, lowest + size - 1)",
+        "floor = np.maximum(first_points, lowest + size)",
         "count windows (fast path): the first window is never emitted by count",
         COUNT,
     ),
@@ -217,10 +218,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "window-end-included",
-        "oracle/model/spec.py",
-        "first = t_ms - self.size_ms + 1\n",
-        "first = t_ms - self.size_ms\n",
-        "fixed windows include their end: [start, end] instead of [start, end)",
+        "oracle/model/assignment.py",
+        "    first = point - size + 1\n",
+        "    first = point - size\n",
+        "windows include their end: [start, end] instead of [start, end)",
         FIXED_REF,
     ),
     Mutant(
@@ -240,12 +241,12 @@ MUTANTS: tuple[Mutant, ...] = (
         TRAILING,
     ),
     Mutant(
-        "trailing-tie-late",
-        "oracle/windows/trailing_ordered.py",
-        "if behind is not None and t_ms < behind:",
-        "if behind is not None and t_ms <= behind:",
-        "trailing windows drop an event at its key's clock (a duplicate timestamp) as late",
-        TRAILING,
+        "reorder-tie-late",
+        "oracle/windows/reorder.py",
+        "if watermark is not None and t_ms < watermark:",
+        "if watermark is not None and t_ms <= watermark:",
+        "the reorder buffer drops an event at its key's watermark (a duplicate timestamp under tolerance 0) as late",
+        (*TRAILING, *SESSION),
     ),
     Mutant(
         "spark-profile-flushes",
@@ -253,7 +254,7 @@ MUTANTS: tuple[Mutant, ...] = (
         '        end_of_input="discard",\n        session_gap="inclusive",\n        session_order="merge",',
         '        end_of_input="flush",\n        session_gap="inclusive",\n        session_order="merge",',
         "the spark profile flushes open windows at end of input",
-        ("tests/oracle/test_spark_profile.py", "tests/oracle/test_profiles_properties.py"),
+        ("tests/oracle/profiles/test_spark.py", "tests/oracle/profiles/test_properties.py"),
     ),
     Mutant(
         "dedup-late-strict",

@@ -1,9 +1,12 @@
 """Semantic rules: the explicit, named choices an engine makes about windows.
 
-A :class:`Rules` value fixes every choice; a profile (see ``profiles.py``) is a
-named ``Rules`` with a source for each rule. Each rule's values, default reading
-and alternative are documented in docs/semantics.md; :data:`RULE_DOCS` says in one
-line what each rule decides.
+A :class:`Rules` value fixes every choice; a profile (``oracle/profiles/``) is a named
+``Rules`` with a source for each rule. Each rule's values, default reading and alternative
+are documented in docs/semantics.md; :data:`RULE_DOCS` says in one line what each rule
+decides. The rules are grouped by what they decide: closing and lateness, the event-time
+clock, the window layout, idle timeouts, end of input, sessions, trailing windows, stages
+before the window, then the rules of the engines with operators of their own (kdb+,
+Timeplus, eKuiper).
 
 Clock vocabulary used below: ``c`` is the event-time clock (the largest event time
 seen, per key or per stream), ``tolerance`` the window's tolerance (a watermark
@@ -18,52 +21,59 @@ from typing import Any, Final
 from windtunnel.oracle.model.errors import InvalidSpec
 
 RULE_VALUES: Final[dict[str, tuple[str, ...]]] = {
+    # closing and lateness
     "close_at": ("reaches", "passes", "max_timestamp"),
     "late_test": ("window", "record"),
+    "close_order": ("window_time", "opened"),
+    "no_window_late": ("no_window", "late"),
+    # the event-time clock
     "clock_scope": ("key", "stream"),
     "clock_moves": ("event", "batch", "batch_inclusive"),
     "clock_floor": ("none", "epoch"),
-    "idle_closed_window": ("late", "reopen"),
-    "idle_timer_reset": ("delivered", "any_event"),
-    "close_order": ("window_time", "opened"),
-    "empty_windows": ("skip", "emit"),
-    "end_of_input": ("flush", "discard"),
+    "watermark_formula": ("minus_tolerance", "bounded_out_of_orderness"),
+    # window layout
     "alignment": ("epoch", "epoch_from_zero"),
     "every_greater_than_size": ("reject", "accept"),
+    "empty_windows": ("skip", "emit"),
+    # idle timeout
+    "idle_closed_window": ("late", "reopen"),
+    "idle_timer_reset": ("delivered", "any_event"),
+    # end of input
+    "end_of_input": ("flush", "discard"),
+    # sessions
+    "session_order": ("reorder", "merge"),
     "session_gap": ("inclusive", "exclusive"),
     "session_close_at": ("passes", "reaches", "max_timestamp"),
     "session_late": ("own", "merged"),
     "closed_session": ("late", "new_session"),
     "session_ends": ("events", "gap"),
+    "session_cap": ("reaches", "passes"),
+    # trailing windows
     "trailing_ends": ("closed", "left_open"),
     "trailing_cadence": ("from_first", "since_last", "grid"),
     "trailing_late": ("clock", "none"),
-    "idle_timer_elapsed": ("reaches", "passes"),
-    "update_delay": ("immediate", "delayed"),
-    "session_cap": ("reaches", "passes"),
-    "session_order": ("reorder", "merge"),
-    # issue 4 (kdb, timeplus, ekuiper profiles)
-    "passthrough_close": ("end", "lateness"),
-    "timeout_closes": ("latest", "all"),
-    "where_placement": ("after", "per_kind"),
-    "first_window": ("aligned", "first_event"),
-    "hopping_first_windows": ("all", "from_first_hop"),
-    "count_window_end": ("none", "trigger_wall"),
-    # issue 13 (eKuiper event time)
-    "hopping_layout": ("starts", "ends"),
-    "session_tick_cut": ("lasted", "after_first_record"),
-    "sliding_delay_end": ("closed", "open"),
-    "where_emptied": ("emit", "nothing"),
-    # issue 22 (the real Flink engine)
-    "watermark_formula": ("minus_tolerance", "bounded_out_of_orderness"),
-    "no_window_late": ("no_window", "late"),
-    # issue 23 (stages before the window)
+    # stages before the window
     "where_null_equals": ("compared", "unknown"),
     "filtered_clock": ("ignored", "moves", "pushdown"),
     "duplicate_clock": ("ignored", "moves"),
     "dedup_expiry": ("wall", "watermark"),
     "dedup_late": ("keep", "drop"),
-    # the beam profile (its operator only: RULE_OWNERS)
+    # kdb+
+    "passthrough_close": ("end", "lateness"),
+    "idle_timer_elapsed": ("reaches", "passes"),
+    # Timeplus
+    "timeout_closes": ("latest", "all"),
+    "update_delay": ("immediate", "delayed"),
+    # eKuiper
+    "where_placement": ("after", "per_kind"),
+    "first_window": ("aligned", "first_event"),
+    "hopping_first_windows": ("all", "from_first_hop"),
+    "count_window_end": ("none", "trigger_wall"),
+    "hopping_layout": ("starts", "ends"),
+    "session_tick_cut": ("lasted", "after_first_record"),
+    "sliding_delay_end": ("closed", "open"),
+    "where_emptied": ("emit", "nothing"),
+    # Beam (its operator only: RULE_OWNERS)
     "beam_watermark": ("max_event_time", "injected"),
     "beam_expiry": ("passes", "reaches"),
     "beam_processing_time": ("engine", "guide"),
@@ -78,28 +88,44 @@ RULE_OWNERS: Final[dict[str, str]] = {
 changed value there is an input error) and cites them as not applicable."""
 
 RULE_DOCS: Final[dict[str, str]] = {
+    # closing and lateness
     "close_at": "a fixed window [s, e) closes when c >= e + tolerance (reaches), c > e + tolerance "
     "(passes), or c >= e - 1 ms + tolerance (max_timestamp, Flink's window.maxTimestamp())",
     "late_test": "an event is late per target window, delivered to those still open (window), "
     "or per record when its time is behind the watermark c - tolerance (record)",
+    "close_order": "windows closed by one step come out in window-time order (window_time) or in "
+    "the order they were opened (opened)",
+    "no_window_late": "an event in no window (between gapped windows, or before 0) is dropped as "
+    "no_window (no_window), or as late when it is also behind the watermark (late: Flink sends "
+    "it to the late side output, isElementLate)",
+    # the event-time clock
     "clock_scope": "one event-time clock per group_by key (key) or one for the whole stream (stream)",
     "clock_moves": "the clock moves with each event (event); per batch, counting only the previous "
     "batches, with the late test one batch behind (batch, Spark micro-batches); or per batch "
     "including it, the late test against the clock before the batch (batch_inclusive)",
     "clock_floor": "the clock starts unset (none) or at the epoch: watermark 0 before any event "
     "(epoch, Spark)",
-    "idle_closed_window": "an event for a window idle_timeout force-closed is late (late) or opens "
-    "it again (reopen)",
-    "idle_timer_reset": "a window's idle timer restarts when an event is delivered to it "
-    "(delivered) or on any event of its key (any_event)",
-    "close_order": "windows closed by one step come out in window-time order (window_time) or in "
-    "the order they were opened (opened)",
-    "empty_windows": "windows without events are not emitted (skip) or emitted empty (emit)",
-    "end_of_input": "open windows are emitted at end of input (flush) or lost (discard)",
+    "watermark_formula": "the watermark is c - tolerance (minus_tolerance: Tenzir's close point, "
+    "Spark, Flink SQL's WATERMARK FOR ts AS ts - INTERVAL) or c - tolerance - 1 ms "
+    "(bounded_out_of_orderness: Flink's WatermarkStrategy.forBoundedOutOfOrderness(tolerance))",
+    # window layout
     "alignment": "fixed windows start at multiples of the hop from the Unix epoch (epoch), "
     "none before 0 (epoch_from_zero, the article's sliding code)",
     "every_greater_than_size": "a hop larger than the size is an error (reject) or gives gapped "
     "windows (accept)",
+    "empty_windows": "windows without events are not emitted (skip) or emitted empty (emit)",
+    # idle timeout
+    "idle_closed_window": "an event for a window idle_timeout force-closed is late (late) or opens "
+    "it again (reopen)",
+    "idle_timer_reset": "a window's idle timer restarts when an event is delivered to it "
+    "(delivered) or on any event of its key (any_event)",
+    # end of input
+    "end_of_input": "open windows are emitted at end of input (flush) or lost (discard)",
+    # sessions
+    "session_order": "sessions sit behind a per-key reorder buffer, one open session per key, late "
+    "before clock - tolerance or the last released event (reorder, Tenzir 6.20), or out-of-order "
+    "events join, extend and merge open sessions (merge; session_late, closed_session, "
+    "session_cap, idle_closed_window and batch clocks apply only then)",
     "session_gap": "two events exactly gap apart are one session (inclusive) or two (exclusive)",
     "session_close_at": "a session is final when c > last + gap + tolerance (passes), "
     "c >= last + gap + tolerance (reaches), or c >= last + gap - 1 ms + tolerance (max_timestamp)",
@@ -109,19 +135,11 @@ RULE_DOCS: Final[dict[str, str]] = {
     "starts a new session (new_session)",
     "session_ends": "a session reports [first, last] event times, both included (events), or "
     "[first, last + gap), end excluded (gap)",
-    "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
-    "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
-    "reaches the period (reaches) or exceeds it (passes)",
     "session_cap": "a session's max_duration d: events join while its span stays < d and it is "
     "final when the clock reaches first + d + tolerance (reaches), or join while the span is <= d "
     "and final when the clock passes that point (passes)",
-    "session_order": "sessions sit behind a per-key reorder buffer, one open session per key, late "
-    "before clock - tolerance or the last released event (reorder, Tenzir 6.20), or out-of-order "
-    "events join, extend and merge open sessions (merge; session_late, closed_session, "
-    "session_cap, idle_closed_window and batch clocks apply only then)",
-    "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
-    "(immediate) or once the event-time clock is d past the largest time seen when the window "
-    "changed (delayed)",
+    # trailing windows
+    "trailing_ends": "a trailing window covers [t - size, t] (closed) or (t - size, t] (left_open)",
     "trailing_cadence": "with every, the group's first event starts the cadence without firing and "
     "an event fires when it is at least every after the cadence start (from_first, Tenzir 6.20); "
     "the first event fires and the next at least every after the previous trigger (since_last); or "
@@ -129,10 +147,33 @@ RULE_DOCS: Final[dict[str, str]] = {
     "trailing_late": "trailing windows take events in time order per key, through a reorder "
     "buffer of the window's tolerance: an event behind its key's clock - tolerance is late (clock, "
     "Tenzir 6.20), or every event in any order is in its own window (none)",
+    # stages before the window
+    "where_null_equals": "the where stage's = and != with a null side compare the null as a value "
+    "(compared, Tenzir's ==) or are unknown, which removes the event (unknown, SQL)",
+    "filtered_clock": "an event the where stage removes does not move the event-time clock "
+    "(ignored), moves it as if delivered (moves, a watermark made at the source), or moves it only "
+    "when the condition reads the window's on field (pushdown, Spark pushes other filters below "
+    "withWatermark)",
+    "duplicate_clock": "an event the deduplicate stage removes does not move the event-time clock "
+    "(ignored) or moves it (moves, the watermark comes before deduplication)",
+    "dedup_expiry": "deduplicate's within runs on the wall clock from the event let through "
+    "(wall) or until the watermark reaches its event time + within (watermark, Spark's "
+    "dropDuplicatesWithinWatermark; checked against the previous micro-batch's watermark)",
+    "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
+    "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
+    "watermark)",
+    # kdb+
     "passthrough_close": "kdb with passthrough: windows trigger at their end, lateness ignored "
     "(end), or still at end + lateness (lateness)",
+    "idle_timer_elapsed": "kdb's idle timer emits when the wall time since the last emission "
+    "reaches the period (reaches) or exceeds it (passes)",
+    # Timeplus
     "timeout_closes": "Timeplus EMIT TIMEOUT force-closes the most recent window (latest, the page) "
     "or every open window (all, the engine)",
+    "update_delay": "Timeplus EMIT ON UPDATE WITH DELAY d: an update is emitted at its insert "
+    "(immediate) or once the event-time clock is d past the largest time seen when the window "
+    "changed (delayed)",
+    # eKuiper
     "where_placement": "eKuiper WHERE filters after windowing for every window kind (after, the "
     "page) or before it for processing-time tumbling, hopping and session windows (per_kind, the "
     "engine)",
@@ -154,26 +195,7 @@ RULE_DOCS: Final[dict[str, str]] = {
     "the engine's current operator) or [t - size, t + delay) (open, its older operator)",
     "where_emptied": "eKuiper: a window whose rows a post-window WHERE removes entirely (empty "
     "windows included) is emitted empty (emit) or produces nothing (nothing, the engine)",
-    "watermark_formula": "the watermark is c - tolerance (minus_tolerance: Tenzir's close point, "
-    "Spark, Flink SQL's WATERMARK FOR ts AS ts - INTERVAL) or c - tolerance - 1 ms "
-    "(bounded_out_of_orderness: Flink's WatermarkStrategy.forBoundedOutOfOrderness(tolerance))",
-    "no_window_late": "an event in no window (between gapped windows, or before 0) is dropped as "
-    "no_window (no_window), or as late when it is also behind the watermark (late: Flink sends "
-    "it to the late side output, isElementLate)",
-    "where_null_equals": "the where stage's = and != with a null side compare the null as a value "
-    "(compared, Tenzir's ==) or are unknown, which removes the event (unknown, SQL)",
-    "filtered_clock": "an event the where stage removes does not move the event-time clock "
-    "(ignored), moves it as if delivered (moves, a watermark made at the source), or moves it only "
-    "when the condition reads the window's on field (pushdown, Spark pushes other filters below "
-    "withWatermark)",
-    "duplicate_clock": "an event the deduplicate stage removes does not move the event-time clock "
-    "(ignored) or moves it (moves, the watermark comes before deduplication)",
-    "dedup_expiry": "deduplicate's within runs on the wall clock from the event let through "
-    "(wall) or until the watermark reaches its event time + within (watermark, Spark's "
-    "dropDuplicatesWithinWatermark; checked against the previous micro-batch's watermark)",
-    "dedup_late": "the deduplicate stage lets events behind the watermark through to the window "
-    "(keep) or drops them as late first (drop, Spark: event time <= the previous micro-batch's "
-    "watermark)",
+    # Beam
     "beam_watermark": "beam: the input watermark is the largest event time seen minus tolerance, "
     "moved after each bundle, and by {watermark: T} items (max_event_time, Beam's "
     "MonotonicWatermarkEstimator), or moved only by {watermark: T} items (injected, TestStream)",
@@ -192,32 +214,50 @@ RULE_DOCS: Final[dict[str, str]] = {
 class Rules:
     """Every semantic choice, as strings from :data:`RULE_VALUES`; defaults are Tenzir's."""
 
+    # closing and lateness
     close_at: str = "reaches"
     late_test: str = "window"
+    close_order: str = "window_time"
+    no_window_late: str = "no_window"
+    # the event-time clock
     clock_scope: str = "key"
     clock_moves: str = "event"
     clock_floor: str = "none"
-    idle_closed_window: str = "late"
-    idle_timer_reset: str = "delivered"
-    close_order: str = "window_time"
-    empty_windows: str = "skip"
-    end_of_input: str = "flush"
+    watermark_formula: str = "minus_tolerance"
+    # window layout
     alignment: str = "epoch"
     every_greater_than_size: str = "reject"
+    empty_windows: str = "skip"
+    # idle timeout
+    idle_closed_window: str = "late"
+    idle_timer_reset: str = "delivered"
+    # end of input
+    end_of_input: str = "flush"
+    # sessions
+    session_order: str = "reorder"
     session_gap: str = "inclusive"
     session_close_at: str = "passes"
     session_late: str = "own"
     closed_session: str = "late"
     session_ends: str = "events"
+    session_cap: str = "reaches"
+    # trailing windows
     trailing_ends: str = "closed"
     trailing_cadence: str = "from_first"
     trailing_late: str = "clock"
-    idle_timer_elapsed: str = "reaches"
-    update_delay: str = "immediate"
-    session_cap: str = "reaches"
-    session_order: str = "reorder"
+    # stages before the window
+    where_null_equals: str = "compared"
+    filtered_clock: str = "ignored"
+    duplicate_clock: str = "ignored"
+    dedup_expiry: str = "wall"
+    dedup_late: str = "keep"
+    # kdb+
     passthrough_close: str = "end"
+    idle_timer_elapsed: str = "reaches"
+    # Timeplus
     timeout_closes: str = "latest"
+    update_delay: str = "immediate"
+    # eKuiper
     where_placement: str = "after"
     first_window: str = "aligned"
     hopping_first_windows: str = "all"
@@ -226,13 +266,6 @@ class Rules:
     session_tick_cut: str = "lasted"
     sliding_delay_end: str = "closed"
     where_emptied: str = "emit"
-    watermark_formula: str = "minus_tolerance"
-    no_window_late: str = "no_window"
-    where_null_equals: str = "compared"
-    filtered_clock: str = "ignored"
-    duplicate_clock: str = "ignored"
-    dedup_expiry: str = "wall"
-    dedup_late: str = "keep"
     beam_watermark: str = "max_event_time"
     beam_expiry: str = "passes"
     beam_processing_time: str = "engine"

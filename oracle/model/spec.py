@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
+from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.stages import Deduplicate, Stage, Where
@@ -105,11 +106,7 @@ class FixedWindows(WindowSpec):
 
     def starts_containing(self, t_ms: int) -> range:
         """Starts of every window ``[s, s + size_ms)`` that contains ``t_ms``, ascending."""
-        hop = self.hop_ms
-        last = t_ms - t_ms % hop  # Python's % floors: correct for negative times too
-        first = t_ms - self.size_ms + 1
-        first += (-first) % hop
-        return range(first, last + 1, hop)
+        return starts_containing(t_ms, self.size_ms, self.hop_ms)
 
     def bounds_containing(self, t_ms: int) -> list[tuple[int, int]]:
         """``(start_ms, end_ms)`` of every window that contains ``t_ms``, by start."""

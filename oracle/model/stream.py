@@ -6,11 +6,17 @@ never from the machine; ``Watermark`` moves the event-time watermark, not the wa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from windtunnel.oracle.model.errors import InvalidStream
+
+_SEQ = attrgetter("seq")
+_AT = attrgetter("at_ms")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +119,17 @@ class StreamChecker:
     """The stream's validity rules, item by item: the wall clock never goes back, events
     are numbered 0, 1, 2, ... in stream order, and nothing follows ``End``.
 
-    ``wall_ms`` and ``next_seq`` are public so a fast consumer can test the common case
-    (one event) inline and call :meth:`item` for everything else.
+    A checker may start mid-stream, at the wall clock and seq where another consumer
+    stopped. :meth:`run` checks consecutive events at once (the array form of
+    :meth:`event`); ``next_seq`` is public so that a consumer that checked plain events
+    itself (numbered on, no arrival times: the wall clock stays) counts them on.
     """
 
     __slots__ = ("ended", "next_seq", "wall_ms")
 
-    def __init__(self, start_wall_ms: int = 0) -> None:
+    def __init__(self, start_wall_ms: int = 0, next_seq: int = 0) -> None:
         self.wall_ms = start_wall_ms
-        self.next_seq = 0
+        self.next_seq = next_seq
         self.ended = False
 
     def item(self, index: int, item: Item) -> None:
@@ -175,6 +183,41 @@ class StreamChecker:
             self.wall_ms = event.at_ms
 
 
+    def run(self, events: Sequence[Event]) -> tuple[bool, list[int] | None]:
+        """Check consecutive events at once, the array form of :meth:`event`: ``(True,
+        walls)`` when they keep the stream valid, then taken (``walls``: the wall clock at
+        each event; None when none carries ``at_ms``). ``(False, None)``, the checker
+        unchanged, when they break the stream, or when some carry ``at_ms`` and others not
+        (:meth:`event` takes those one by one)."""
+        n = len(events)
+        if not n or self.ended:
+            return False, None
+        if events[0].seq != self.next_seq or events[-1].seq != self.next_seq + n - 1:
+            return False, None
+        try:
+            seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=n)
+        except OverflowError:
+            return False, None
+        if n > 1 and not bool((seqs[1:] > seqs[:-1]).all()):  # increasing from first to last: +1 each
+            return False, None
+        ats = list(map(_AT, events))
+        missing = ats.count(None)
+        walls: list[int] | None = None
+        if missing != n:
+            if missing or ats[0] < self.wall_ms:
+                return False, None
+            try:
+                array = np.array(ats, dtype=np.int64)
+            except OverflowError:
+                return False, None
+            if n > 1 and bool((array[1:] < array[:-1]).any()):
+                return False, None
+            walls = ats  # no None among them
+            self.wall_ms = ats[-1]
+        self.next_seq += n
+        return True, walls
+
+
 def without_watermarks(items: Iterable[Item], engine: str) -> Iterator[Item]:
     """The items unchanged; raises InvalidStream at a ``Watermark``, which ``engine`` (a real
     engine fed by windtunnel, whose watermark comes from the data) cannot take."""
@@ -190,11 +233,14 @@ def without_watermarks(items: Iterable[Item], engine: str) -> Iterator[Item]:
         yield item
 
 
-def checked(items: Iterable[Item], start_wall_ms: int = 0) -> Iterator[Item]:
+def checked(
+    items: Iterable[Item], start_wall_ms: int = 0, *, next_seq: int = 0, first_index: int = 0
+) -> Iterator[Item]:
     """The items unchanged, checked by :class:`StreamChecker` (raising InvalidStream).
-    Appends ``End`` if missing."""
-    checker = StreamChecker(start_wall_ms)
-    for index, item in enumerate(items):
+    Appends ``End`` if missing. ``next_seq`` and ``first_index`` (the first item's position
+    in the stream, for messages) continue a stream another consumer began."""
+    checker = StreamChecker(start_wall_ms, next_seq)
+    for index, item in enumerate(items, first_index):
         checker.item(index, item)
         yield item
     if not checker.ended:

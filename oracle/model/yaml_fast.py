@@ -1,9 +1,10 @@
 """A fast path for the YAML that ``windtunnel generate`` writes: block sequences of JSON lines.
 
 A scenario's ``input:`` is typically a block sequence whose items are one-line flow
-mappings in JSON syntax (``  - {"event": {...}, "at": 5}``). Building those through
-PyYAML's Python constructor costs ~30x a JSON parse, so :func:`extract_json_runs`
-parses such runs with the JSON decoder and leaves a tagged placeholder in their place.
+mappings in JSON syntax (``  - {"event": {...}, "at": 5}``). PyYAML's Python constructor
+builds those slowly next to a JSON parse (docs/architecture.md, "Speed of the oracle"), so
+:func:`extract_json_runs` parses such runs with the JSON decoder and leaves a tagged
+placeholder in their place.
 
 The decoder is held to the YAML meaning of every value: a JSON float is accepted only
 where YAML also reads a float (``1.5``, ``1.0e+5``; ``1e5`` is a string in YAML),

@@ -22,8 +22,8 @@ from windtunnel.oracle.profiles.stage_sources import stage_sources
 
 
 def _other_engines(engine: str) -> dict[str, str]:
-    """Sources for the rules of other engines' profiles (issue 4), which ``engine`` keeps at
-    their defaults: no such behaviour there."""
+    """Sources for the rules of the engines with operators of their own (kdb+, Timeplus,
+    eKuiper), which ``engine`` keeps at their defaults: no such behaviour there."""
     return {
         "passthrough_close": f"not applicable to {engine} (a kdb+ rule; kept default)",
         "timeout_closes": f"not applicable to {engine} (a Timeplus EMIT TIMEOUT rule; kept default)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
+from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import CountWindows, Query
 from windtunnel.oracle.model.stream import Event
@@ -43,14 +44,6 @@ class CountOperator(Operator):
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
 
-    def starts_containing(self, offset: int) -> range:
-        """Starts of every window ``[s, s + count)`` containing ``offset``, ascending."""
-        hop = self.hop
-        last = offset - offset % hop
-        first = max(0, offset - self.count + 1)
-        first += (-first) % hop
-        return range(first, last + 1, hop)
-
     def on_event(
         self, group: Group, event: Event, t_ms: int, ctx: Context, out: list[Output]
     ) -> None:
@@ -59,7 +52,7 @@ class CountOperator(Operator):
             key = group.state = CountKey()
         offset = key.next_offset
         key.next_offset += 1
-        starts = self.starts_containing(offset)
+        starts = starts_containing(offset, self.count, self.hop, lowest=0)
         if not starts:
             out.append(
                 Drop(

@@ -135,10 +135,16 @@ class Driver:
         ):
             self.operator.on_clock_only(Group(0, None), 0, self.ctx, [])  # raises InvalidSpec
 
-    def run(self, items: Iterable[Item]) -> Iterator[Output]:
-        """Outputs of ``items`` in order (validated by :func:`checked`; ``End`` implied)."""
+    def run(
+        self, items: Iterable[Item], *, next_seq: int = 0, first_index: int = 0
+    ) -> Iterator[Output]:
+        """Outputs of ``items`` in order (validated by :func:`checked`; ``End`` implied).
+
+        ``next_seq`` and ``first_index`` resume a stream another consumer began (a fast
+        path handing over): its groups and the operator's state then hold what it read.
+        """
         out: list[Output] = []
-        for item in checked(items, self.ctx.wall_ms):
+        for item in checked(items, self.ctx.wall_ms, next_seq=next_seq, first_index=first_index):
             self.feed(item, out)
             if out:
                 yield from out
@@ -220,7 +226,10 @@ class Driver:
         return True
 
     def _group(self, payload: Mapping[str, Any]) -> Group:
-        values = tuple(g(payload) for g in self._key_getters)
+        return self.group_for(tuple(g(payload) for g in self._key_getters))
+
+    def group_for(self, values: tuple[Any, ...]) -> Group:
+        """The group of the ``group_by`` values ``values``, created (next index) when new."""
         groups = self.ctx.groups
         try:
             group = groups.get(values)

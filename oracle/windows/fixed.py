@@ -21,7 +21,7 @@ from windtunnel.oracle.model.spec import NOW, CumulateWindows, FixedWindows, Que
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.trace import ClockView, keyed_view, stream_view
-from windtunnel.oracle.windows.watermark import inject
+from windtunnel.oracle.windows.watermark import Clock, inject
 
 
 class Window:
@@ -42,27 +42,6 @@ class Window:
         self.opened = opened
         self.closed = False
         self.fired = False  # fired and kept for late firings (allowed_lateness)
-
-
-class Clock:
-    """An event-time clock (per key or per stream) and the windows it will close.
-
-    ``now_ms`` is the clock that closes windows: the largest event time seen so far
-    (None before the first, or ``start_ms`` under rule ``clock_floor``); it never moves
-    back. ``late_ms`` is the clock the late test uses: equal to ``now_ms`` under
-    ``clock_moves: event``, one batch behind under ``batch`` and the clock before the
-    current batch under ``batch_inclusive``. ``seen_ms`` is the largest event time
-    consumed, including the current batch. ``pending`` is a heap of (close point,
-    start, group index, tiebreak, window).
-    """
-
-    __slots__ = ("late_ms", "now_ms", "pending", "seen_ms")
-
-    def __init__(self, start_ms: int | None = None) -> None:
-        self.now_ms: int | None = start_ms
-        self.late_ms: int | None = start_ms
-        self.seen_ms: int | None = start_ms
-        self.pending: list[tuple[int, int, int, int, Window]] = []
 
 
 class KeyState:
@@ -158,6 +137,17 @@ class FixedOperator(Operator):
         if delivered == 0 and bounds:
             out.append(self._late_drop(event, t_ms, missed, key, group.value))
         self._observe(clock, t_ms, ctx, out)
+
+    def restore(
+        self, group: Group, clock_ms: int, windows: list[tuple[int, Any]], ctx: Context
+    ) -> None:
+        """Take over a key a fast path read (per-key clock, clock moving per event): its
+        clock and its open windows, ``(start_ms, aggregate state)`` by start."""
+        key = self._state(group)
+        key.clock.now_ms = key.clock.late_ms = key.clock.seen_ms = clock_ms
+        for start, state in windows:
+            window = self._open(group, key, start, start + self.spec.size_ms, ctx)
+            window.state = state
 
     def on_clock_only(self, group: Group, t_ms: int, ctx: Context, out: list[Output]) -> None:
         """D3: an event removed before the window moves the clock as a delivered one does."""

@@ -29,7 +29,6 @@ does): their alternative values are input errors naming ``session_order: merge``
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +39,7 @@ from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.fixed import unsupported_rules
+from windtunnel.oracle.windows.reorder import ReorderBuffer
 from windtunnel.oracle.windows.session import SessionOperator
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view
 
@@ -56,15 +56,13 @@ class OpenSession:
 
 
 class ReorderKey:
-    """Per-key state: clock, reorder buffer ``(t, seq, payload)``, the last released
-    time, the open session and the wall time of the last accepted event."""
+    """Per-key state: the reorder buffer (with the key's clock), the open session and the
+    wall time of the last accepted event."""
 
-    __slots__ = ("buffer", "clock_ms", "last_released_ms", "last_wall_ms", "session")
+    __slots__ = ("buffer", "last_wall_ms", "session")
 
-    def __init__(self) -> None:
-        self.clock_ms: int | None = None
-        self.buffer: list[tuple[int, int, Mapping[str, Any]]] = []
-        self.last_released_ms: int | None = None
+    def __init__(self, clock_ms: int | None = None) -> None:
+        self.buffer = ReorderBuffer(clock_ms)
         self.session: OpenSession | None = None
         self.last_wall_ms = 0
 
@@ -101,8 +99,7 @@ class ReorderSessionOperator(Operator):
 
     def _key(self, group: Group) -> ReorderKey:
         if group.state is None:
-            group.state = ReorderKey()
-            group.state.clock_ms = self._floor_ms
+            group.state = ReorderKey(self._floor_ms)
         return group.state  # type: ignore[no-any-return]
 
     def on_event(
@@ -110,33 +107,28 @@ class ReorderSessionOperator(Operator):
     ) -> None:
         key = self._key(group)
         tolerance = self.spec.tolerance_ms
-        watermark = None if key.clock_ms is None else key.clock_ms - tolerance
-        if watermark is not None and t_ms < watermark:
-            why = f"the watermark (clock - tolerance) is {watermark}"
+        behind = key.buffer.behind(t_ms, tolerance)
+        if behind is not None:
+            what, at_ms = behind
+            why = (
+                f"the watermark (clock - tolerance) is {at_ms}"
+                if what == "watermark"
+                else f"an event at {at_ms} already left the reorder buffer"
+            )
             out.append(self._late(event.seq, t_ms, group.value, why))
             return
-        if key.last_released_ms is not None and t_ms < key.last_released_ms:
-            out.append(
-                self._late(
-                    event.seq, t_ms, group.value,
-                    f"an event at {key.last_released_ms} already left the reorder buffer",
-                )
-            )
-            return
-        key.clock_ms = t_ms if key.clock_ms is None else max(key.clock_ms, t_ms)
-        heapq.heappush(key.buffer, (t_ms, event.seq, event.payload))
+        key.buffer.add(t_ms, event.seq, event.payload)
         key.last_wall_ms = ctx.wall_ms
-        cutoff = key.clock_ms - tolerance
-        self._release(group, key, cutoff, ctx, out)
+        self._release(group, key, key.buffer.watermark(tolerance), ctx, out)
         self._close_if_due(group, key, ctx, out)
 
     def _close_if_due(self, group: Group, key: ReorderKey, ctx: Context, out: list[Output]) -> None:
         """Close the open session once the watermark reaches its close point."""
         session = key.session
-        if session is None or key.clock_ms is None:
+        watermark = key.buffer.watermark(self.spec.tolerance_ms)
+        if session is None or watermark is None:
             return
-        close_ms = session.last_ms + self.spec.gap_ms + self._close_offset_ms
-        if key.clock_ms - self.spec.tolerance_ms >= close_ms:
+        if watermark >= session.last_ms + self.spec.gap_ms + self._close_offset_ms:
             self._close(group, key, "close", ctx, out)
 
     def _late(self, seq: int, t_ms: int, group: Any, why: str) -> Drop:
@@ -155,9 +147,7 @@ class ReorderSessionOperator(Operator):
         self, group: Group, key: ReorderKey, cutoff: int | None, ctx: Context, out: list[Output]
     ) -> None:
         """Admit buffered events up to ``cutoff`` (all when None), in time order."""
-        while key.buffer and (cutoff is None or key.buffer[0][0] <= cutoff):
-            t_ms, seq, payload = heapq.heappop(key.buffer)
-            key.last_released_ms = t_ms
+        for t_ms, seq, payload in key.buffer.release(cutoff):
             self._admit(group, key, t_ms, seq, payload, ctx, out)
 
     def _admit(
@@ -223,7 +213,7 @@ class ReorderSessionOperator(Operator):
         chunks = []
         for group in ctx.groups.values():
             key = group.state
-            if key is None or (key.session is None and not key.buffer):
+            if key is None or (key.session is None and not key.buffer.entries):
                 continue
             if key.last_wall_ms + idle_ms <= ctx.wall_ms:
                 chunk: list[Output] = []
@@ -239,9 +229,9 @@ class ReorderSessionOperator(Operator):
             self._floor_ms = clock_ms
         for group in ctx.groups.values():
             key = group.state
-            if key is None or (key.clock_ms is not None and key.clock_ms >= clock_ms):
+            if key is None or (key.buffer.clock_ms is not None and key.buffer.clock_ms >= clock_ms):
                 continue
-            key.clock_ms = clock_ms
+            key.buffer.clock_ms = clock_ms
             self._release(group, key, to_ms, ctx, out)
             self._close_if_due(group, key, ctx, out)
 
@@ -266,12 +256,12 @@ class ReorderSessionOperator(Operator):
         if session is not None:
             window = WindowRef(session.first_ms, session.last_ms)
             deliver_all(ctx.trace, (seq for seq, _ in session.events), group.value, window)
-        for t_ms, seq, _ in key.buffer:
+        for t_ms, seq, _ in key.buffer.entries:
             ctx.trace.delivered(seq, group.value, WindowRef(t_ms, t_ms))
 
     def clock_view(self, ctx: Context) -> ClockView:
         keys = [g for g in ctx.groups.values() if g.state is not None]
-        return keyed_view(((g.value, g.state.clock_ms) for g in keys), self.spec.tolerance_ms)
+        return keyed_view(((g.value, g.state.buffer.clock_ms) for g in keys), self.spec.tolerance_ms)
 
 
 def _window_time_order(chunks: list[tuple[int, list[Output]]]) -> list[Output]:

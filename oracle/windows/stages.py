@@ -230,7 +230,7 @@ class StageRunner:
                         f"kept {until}", group)
             return Removal(drop, t_ms if rules.duplicate_clock == "moves" else None)
         within = stage.within_ms
-        # a null time counts as the epoch (Spark, measured: D2)
+        # a null time counts as the epoch (Spark: docs/semantics.md, D2)
         start = (t_ms or 0) if by_watermark else wall_ms
         dedup.let_through(key, None if within is None else start + within, event.seq)
         return None

@@ -22,7 +22,6 @@ Per key (docs/semantics.md T3, T4):
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -32,20 +31,19 @@ from windtunnel.oracle.model.results import Drop, Output, WindowRef
 from windtunnel.oracle.model.spec import Query, TrailingCountWindows, TrailingWindows
 from windtunnel.oracle.model.stream import Event
 from windtunnel.oracle.windows.driver import Context, Group, Operator
+from windtunnel.oracle.windows.reorder import ReorderBuffer
 from windtunnel.oracle.windows.trailing import TrailingOperator, emit_window
 from windtunnel.oracle.windows.trailing_count import TrailingCountOperator
 
 
 class OrderedKey:
-    """Per-key state: clock, retained events ``(t, seq, payload)``, the cadence origin
-    and the events not yet in any fired window."""
+    """Per-key state: the reorder buffer (with the key's clock), retained events ``(t, seq,
+    payload)``, the cadence origin and the events not yet in any fired window."""
 
-    __slots__ = ("buffer", "clock_ms", "origin_ms", "released_ms", "retained", "waiting")
+    __slots__ = ("buffer", "origin_ms", "retained", "waiting")
 
     def __init__(self) -> None:
-        self.clock_ms: int | None = None
-        self.buffer: list[tuple[int, int, Mapping[str, Any]]] = []
-        self.released_ms: int | None = None
+        self.buffer = ReorderBuffer()
         self.origin_ms: int | None = None
         self.retained: deque[tuple[int, int, Mapping[str, Any]]] = deque()
         self.waiting: list[tuple[int, int]] = []
@@ -74,32 +72,28 @@ class OrderedTrailingOperator(Operator):
         key = group.state
         if key is None:
             key = group.state = OrderedKey()
-        watermark = None if key.clock_ms is None else key.clock_ms - self.tolerance_ms
-        behind = watermark if key.released_ms is None or watermark is None else max(
-            watermark, key.released_ms
-        )
-        if behind is not None and t_ms < behind:
+        buffer = key.buffer
+        if buffer.behind(t_ms, self.tolerance_ms) is not None:
+            watermark, released = buffer.watermark(self.tolerance_ms), buffer.released_ms
+            behind = max(b for b in (watermark, released) if b is not None)
             out.append(
                 Drop(
                     event.seq, "late", (), f"event time {t_ms} is behind its key's watermark "
-                    f"{behind} (clock {key.clock_ms} - tolerance {self.tolerance_ms}, or the last "
-                    "released event): trailing windows take events in time order; raise "
+                    f"{behind} (clock {buffer.clock_ms} - tolerance {self.tolerance_ms}, or the "
+                    "last released event): trailing windows take events in time order; raise "
                     "tolerance to keep it",
                     group.value,
                 )
             )
             return
-        key.clock_ms = t_ms if key.clock_ms is None else max(key.clock_ms, t_ms)
-        heapq.heappush(key.buffer, (t_ms, event.seq, event.payload))
-        self._release(group, key, key.clock_ms - self.tolerance_ms, ctx, out)
+        buffer.add(t_ms, event.seq, event.payload)
+        self._release(group, key, buffer.watermark(self.tolerance_ms), ctx, out)
 
     def _release(
         self, group: Group, key: OrderedKey, cutoff: int | None, ctx: Context, out: list[Output]
     ) -> None:
         """Fire buffered events up to ``cutoff`` (all when None), in time order."""
-        while key.buffer and (cutoff is None or key.buffer[0][0] <= cutoff):
-            t_ms, seq, payload = heapq.heappop(key.buffer)
-            key.released_ms = t_ms
+        for t_ms, seq, payload in key.buffer.release(cutoff):
             self._in_order(group, key, t_ms, seq, payload, ctx, out)
 
     def _in_order(
@@ -162,8 +156,8 @@ class OrderedTrailingOperator(Operator):
             if key is None:
                 continue
             if self.discard:
-                key.waiting.extend((t_ms, seq) for t_ms, seq, _ in sorted(key.buffer))
-                key.buffer.clear()
+                key.waiting.extend((t_ms, seq) for t_ms, seq, _ in sorted(key.buffer.entries))
+                key.buffer.entries.clear()
             else:
                 self._release(group, key, None, ctx, out)
             for t_ms, seq in key.waiting:

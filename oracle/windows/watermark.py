@@ -1,30 +1,43 @@
-"""Event-time clocks for window kinds whose windows change shape (sessions).
+"""Event-time clocks: the one :class:`Clock` every window kind keeps, per key or per stream.
 
-One :class:`Clock` per key or per stream (rule ``clock_scope``), moved per event or
-per batch (rule ``clock_moves``), optionally starting at the epoch (rule
-``clock_floor``). A clock never moves back. Its ``pending`` heap holds the windows
-waiting for it: (close point ms, first ms, group index, tiebreak, window).
+A clock is moved per event or per batch (rule ``clock_moves``), optionally starting at the
+epoch (rule ``clock_floor``), and never moves back; :func:`inject` moves clocks for an
+injected watermark. :class:`Clocks` applies those rules for the kinds whose windows change
+shape (sessions, Spark's output modes); fixed windows move their clocks themselves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from windtunnel.oracle.model.rules import Rules
 
 
-class ClockLike(Protocol):
-    """What :func:`inject` moves: this module's :class:`Clock` and ``fixed.Clock``."""
+class Clock:
+    """An event-time clock (per key or per stream) and the windows it will close.
 
-    now_ms: int | None
-    late_ms: int | None
-    seen_ms: int | None
+    ``now_ms`` is the clock that closes windows: the largest event time seen so far (None
+    before the first, or a floor under rule ``clock_floor``); it never moves back.
+    ``late_ms`` is the clock the late test uses: equal to ``now_ms`` under ``clock_moves:
+    event``, one batch behind under ``batch``, the clock before the current batch under
+    ``batch_inclusive``. ``seen_ms`` is the largest event time consumed, the current batch
+    included. ``pending`` is a heap of (close point ms, start or first ms, group index,
+    tiebreak, window or session).
+    """
+
+    __slots__ = ("late_ms", "now_ms", "pending", "seen_ms")
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self.now_ms: int | None = start_ms
+        self.late_ms: int | None = start_ms
+        self.seen_ms: int | None = start_ms
+        self.pending: list[tuple[int, int, int, int, Any]] = []
 
 
 def inject(
-    clocks: Iterable[ClockLike], clock_ms: int, moves: str, dirty: dict[Any, None]
-) -> list[Any]:
+    clocks: Iterable[Clock], clock_ms: int, moves: str, dirty: dict[Clock, None]
+) -> list[Clock]:
     """Move ``clocks`` to at least ``clock_ms`` for an injected watermark (docs/semantics.md,
     W1; ``clock_ms`` = watermark + tolerance). A clock already there or past it is left
     alone: watermarks never go back. Returns the clocks whose ``now_ms`` moved at once, which
@@ -45,20 +58,6 @@ def inject(
             clock.late_ms = clock_ms
             moved.append(clock)
     return moved
-
-
-class Clock:
-    """``now_ms`` closes windows, ``late_ms`` is what the late test compares against,
-    ``seen_ms`` the largest event time consumed (all None before the first event unless
-    the clock has a floor). Under ``clock_moves: event`` the three are equal."""
-
-    __slots__ = ("late_ms", "now_ms", "pending", "seen_ms")
-
-    def __init__(self, start_ms: int | None = None) -> None:
-        self.now_ms: int | None = start_ms
-        self.late_ms: int | None = start_ms
-        self.seen_ms: int | None = start_ms
-        self.pending: list[tuple[int, int, int, int, Any]] = []
 
 
 class Clocks:

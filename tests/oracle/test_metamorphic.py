@@ -1,4 +1,4 @@
-"""Properties that need no expected output: one run against another (issue 11, part 5).
+"""Properties that need no expected output: one run against another.
 
 Each property replays a generated scenario file (``simulator.strategies.scenario_dicts``:
 every window kind, keys, disorder, null times, batches, idle periods, idle timeouts) and

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Output, WindowRef
 from windtunnel.oracle.model.spec import (
@@ -102,9 +103,7 @@ class KdbTimeWindows(WindowSpec):
 
     def first_start(self, t_ms: int) -> int:
         """Start of the earliest window ``[s, s + size_ms)`` containing ``t_ms``."""
-        period = self.period_ms
-        first = t_ms - self.size_ms + 1
-        return first + (-first) % period
+        return starts_containing(t_ms, self.size_ms, self.period_ms).start
 
 
 def kdb_from_fixed(spec: FixedWindows) -> KdbTimeWindows:

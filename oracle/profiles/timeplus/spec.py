@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
+from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import WindowSpec, check_non_negative, check_on, check_positive
@@ -180,8 +181,4 @@ class TimeplusWindows(WindowSpec):
 
     def starts_containing(self, t_ms: int) -> range:
         """Starts of every tumble/hop window ``[s, s + size_ms)`` holding ``t_ms``, ascending."""
-        step, offset = self.step_ms, self.offset_ms
-        last = t_ms - (t_ms - offset) % step
-        first = t_ms - self.size_ms + 1
-        first += (offset - first) % step
-        return range(first, last + 1, step)
+        return starts_containing(t_ms, self.size_ms, self.step_ms, offset=self.offset_ms)

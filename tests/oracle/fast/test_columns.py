@@ -1,4 +1,4 @@
-"""The columnar helpers of the fast paths (oracle/windows/columns.py)."""
+"""The column helpers of the fast paths (oracle/fast/columns.py)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from windtunnel.oracle.model.results import Drop, Emission, WindowRef
-from windtunnel.oracle.model.stream import End, Event, Item
-from windtunnel.oracle.windows.columns import (
+from windtunnel.oracle.fast.columns import (
     Chunk,
     KeyTable,
     chunks,
-    drop,
     emission,
-    event_runs,
     int_array,
-    plain_fields,
+    late_drop,
+    plain_columns,
     window_ref,
 )
+from windtunnel.oracle.model.results import Drop, Emission, WindowRef
+from windtunnel.oracle.model.stream import End, Event, Item
 
 
 @pytest.mark.parametrize(
@@ -42,10 +41,10 @@ def test_a_fast_emission_equals_the_constructed_one(partial: bool, group: Any) -
 
 @pytest.mark.parametrize("group", [None, "a"])
 def test_a_fast_drop_equals_the_constructed_one(group: Any) -> None:
-    args = (4, "late", (WindowRef(3, 3),), "event time 3 is late", group)
-    fast = drop(*args)
-    assert type(fast) is Drop and fast == Drop(*args) and fast.to_json() == Drop(*args).to_json()
-    assert repr(fast) == repr(Drop(*args))
+    fast = late_drop(4, WindowRef(3, 3), "event time 3 is late", group)
+    slow = Drop(4, "late", (WindowRef(3, 3),), "event time 3 is late", group)
+    assert type(fast) is Drop and fast == slow and fast.to_json() == slow.to_json()
+    assert repr(fast) == repr(slow)
 
 
 def test_fast_values_stay_frozen() -> None:
@@ -64,12 +63,6 @@ def test_chunks_cover_the_stream_in_order(size: int, kind: Any) -> None:
     assert [len(c) for c in found] == [min(size, 7 - s) for s in range(0, 7, size)]
     assert [i for c in found for i in c.iterate()] == items
     assert [i for c in found for i in c.items()] == items
-
-
-def test_event_runs_split_at_other_items() -> None:
-    items: list[Item] = [Event(0, {}), Event(1, {}), End(), Event(2, {})]
-    assert event_runs(items) == [(0, 2, True), (2, 3, False), (3, 4, True)]
-    assert event_runs(items[:2]) == [(0, 2, True)]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +91,7 @@ def test_int_array_holds_the_values_exactly(values: list[int]) -> None:
 )
 def test_small_int_codes_look_up_exactly_the_dict_keys(known: list[Any], raw: list[Any], expected: list[int] | None) -> None:
     """The table lookup gives the dict's codes or None (the caller then asks the dict)."""
-    table = KeyTable("key", lambda lookup: lookup)
+    table = KeyTable(lambda lookup: lookup)
     for key in known:
         table.add(key, key)
     codes = table.small_int_codes(raw)
@@ -109,7 +102,7 @@ def test_small_int_codes_look_up_exactly_the_dict_keys(known: list[Any], raw: li
 
 
 def test_small_int_codes_follow_keys_added_later() -> None:
-    table = KeyTable("key", lambda lookup: lookup)
+    table = KeyTable(lambda lookup: lookup)
     table.add(5, 5)
     assert table.small_int_codes([9]) is None
     table.add(9, 9)
@@ -124,18 +117,28 @@ def test_small_int_codes_follow_keys_added_later() -> None:
 
 
 @pytest.mark.parametrize(
-    ("items", "expected"),
+    ("fields", "items", "expected"),
     [
-        ([Event(3, {"k": 1, "t": 5}), Event(4, {"k": "a", "t": None, "x": 0})], ([1, "a"], [5, None])),
-        ([Event(3, {"k": 1, "t": 5}), Event(5, {"k": 2, "t": 6})], None),  # a seq skipped
-        ([Event(3, {"k": 1, "t": 5}), Event(4, {"k": 2, "t": 6}, at_ms=9)], None),  # an arrival time
-        ([Event(3, {"k": 1, "t": 5}), Event(4, {"t": 6})], None),  # no key field
-        ([Event(3, {"k": 1}), Event(4, {"k": 2, "t": 6})], None),  # no time field
-        ([Event(3, {"k": 1, "t": 5}), End()], None),  # not an event
+        (("k", "t"), [Event(3, {"k": 1, "t": 5}), Event(4, {"k": "a", "t": None, "x": 0})], [[1, "a"], [5, None]]),
+        (("k", "t"), [Event(3, {"k": 1, "t": 5}), Event(4, {"t": 6})], [[1, None], [5, 6]]),  # no key: None
+        (("k", "t"), [Event(3, {"k": 1}), Event(4, {"k": 2, "t": 6})], [[1, 2], [None, 6]]),
+        (("t",), [Event(3, {"t": 5}), Event(4, {"k": 1})], [[5, None]]),
+        ((), [Event(3, {}), Event(4, {"k": 1})], []),
+        (("k", "t"), [Event(3, {"k": 1, "t": 5}), Event(5, {"k": 2, "t": 6})], None),  # a seq skipped
+        (("k",), [Event(3, {"k": 1, "t": 5}), Event(4, {"k": 2, "t": 6}, at_ms=9)], None),  # an arrival time
+        ((), [Event(3, {"k": 1, "t": 5}), End()], None),  # not an event
     ],
 )
-def test_plain_fields_read_both_fields_of_plain_events_only(items: list[Item], expected: Any) -> None:
-    assert plain_fields(iter(items), 3, "k", "t") == expected
+def test_plain_columns_read_the_fields_of_plain_events_only(
+    fields: tuple[str, ...], items: list[Item], expected: Any
+) -> None:
+    assert plain_columns(lambda: iter(items), 3, fields) == expected
+
+
+def test_unit_codes_make_the_one_key_once() -> None:
+    table = KeyTable(lambda lookup: ("key", lookup))
+    assert table.unit_codes(3).tolist() == [0, 0, 0]
+    assert table.unit_codes(2).tolist() == [0, 0] and table.objects == [("key", ())]
 
 
 @pytest.mark.parametrize(
@@ -147,7 +150,7 @@ def test_plain_fields_read_both_fields_of_plain_events_only(items: list[Item], e
     ],
 )
 def test_value_codes_number_new_keys_in_first_seen_order(known: list[Any], raw: list[Any], keys: list[Any]) -> None:
-    table = KeyTable("k", lambda lookup: ("key", lookup))
+    table = KeyTable(lambda lookup: ("key", lookup))
     for key in known:
         table.add(key, ("key", key))
     codes = table.value_codes(raw)
@@ -157,5 +160,5 @@ def test_value_codes_number_new_keys_in_first_seen_order(known: list[Any], raw: 
 
 
 def test_value_codes_refuse_an_unhashable_key() -> None:
-    table = KeyTable("k", lambda lookup: lookup)
+    table = KeyTable(lambda lookup: lookup)
     assert table.value_codes([1, [2]]) is None

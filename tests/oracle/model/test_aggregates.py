@@ -6,15 +6,17 @@ from typing import Any
 
 import pytest
 
-from windtunnel.oracle import Aggregation, FixedWindows, InvalidSpec, Query, run
+from windtunnel.oracle import Aggregation, FixedWindows, InvalidSpec, Query
 from windtunnel.oracle.model.stream import numbered
+
+from ..implementations import RunQuery
 
 VALUES = [{"ts": 1, "x": 3}, {"ts": 2, "x": None}, {"ts": 3, "x": 1}, {"ts": 4}, {"ts": 5, "x": 3}, {"ts": 6, "x": "a"}]
 
 
-def one_row(function: str, field: str | None = "x", payloads: list[dict[str, Any]] = VALUES) -> Any:
+def one_row(run_query: RunQuery, function: str, field: str | None = "x", payloads: list[dict[str, Any]] = VALUES) -> Any:
     query = Query(FixedWindows(100), aggregate=(Aggregation("v", function, field),))
-    (emission,) = run(query, numbered(payloads)).emissions
+    (emission,) = run_query(query, numbered(payloads)).emissions
     return emission.row["v"]
 
 
@@ -34,8 +36,8 @@ def one_row(function: str, field: str | None = "x", payloads: list[dict[str, Any
         ("last", "x", "a"),
     ],
 )
-def test_aggregation_functions(function: str, field: str | None, expected: Any) -> None:
-    assert one_row(function, field) == expected
+def test_aggregation_functions(run_query: RunQuery, function: str, field: str | None, expected: Any) -> None:
+    assert one_row(run_query, function, field) == expected
 
 
 @pytest.mark.parametrize(
@@ -43,32 +45,32 @@ def test_aggregation_functions(function: str, field: str | None, expected: Any) 
     [("sum", None), ("min", None), ("max", None), ("avg", None), ("distinct", []), ("collect", []),
      ("count_distinct", 0), ("first", None), ("last", None)],
 )
-def test_functions_that_saw_only_nulls(function: str, expected: Any) -> None:
-    assert one_row(function, "x", [{"ts": 1, "x": None}, {"ts": 2}]) == expected
+def test_functions_that_saw_only_nulls(run_query: RunQuery, function: str, expected: Any) -> None:
+    assert one_row(run_query, function, "x", [{"ts": 1, "x": None}, {"ts": 2}]) == expected
 
 
-def test_booleans_are_not_numbers() -> None:
-    assert one_row("sum", "x", [{"ts": 1, "x": True}, {"ts": 2, "x": 2}]) == 2
+def test_booleans_are_not_numbers(run_query: RunQuery) -> None:
+    assert one_row(run_query, "sum", "x", [{"ts": 1, "x": True}, {"ts": 2, "x": 2}]) == 2
 
 
-def test_window_bounds_in_the_row_when_asked() -> None:
+def test_window_bounds_in_the_row_when_asked(run_query: RunQuery) -> None:
     query = Query(
         FixedWindows(10),
         aggregate=(Aggregation("n", "count"), Aggregation("start", "window_start"), Aggregation("end", "window_end")),
     )
-    (emission,) = run(query, numbered([{"ts": 14}])).emissions
+    (emission,) = run_query(query, numbered([{"ts": 14}])).emissions
     assert emission.row == {"n": 1, "start": 10, "end": 20}
 
 
-def test_dotted_fields_are_read_from_nested_payloads() -> None:
-    assert one_row("sum", "a.b", [{"ts": 1, "a": {"b": 2}}, {"ts": 2, "a": {"b": 5}}, {"ts": 3, "a": 7}]) == 7
+def test_dotted_fields_are_read_from_nested_payloads(run_query: RunQuery) -> None:
+    assert one_row(run_query, "sum", "a.b", [{"ts": 1, "a": {"b": 2}}, {"ts": 2, "a": {"b": 5}}, {"ts": 3, "a": 7}]) == 7
 
 
-def test_aggregate_by_splits_a_window_into_rows() -> None:
+def test_aggregate_by_splits_a_window_into_rows(run_query: RunQuery) -> None:
     # TQL: summarize severity, events=count()
     query = Query(FixedWindows(100), aggregate=(Aggregation("events", "count"),), aggregate_by=("severity",))
     payloads = [{"ts": 1, "severity": "high"}, {"ts": 2, "severity": "low"}, {"ts": 3, "severity": "high"}]
-    rows = [e.row for e in run(query, numbered(payloads)).emissions]
+    rows = [e.row for e in run_query(query, numbered(payloads)).emissions]
     assert rows == [{"severity": "high", "events": 2}, {"severity": "low", "events": 1}]
 
 

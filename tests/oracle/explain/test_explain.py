@@ -13,7 +13,7 @@ from windtunnel.oracle.model.results import Drop, Emission, WindowRef
 from windtunnel.oracle.model.timefmt import time_text, window_text
 from windtunnel.oracle.scenario import load_scenario, parse_scenario
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PROFILES = ("tenzir", "flink", "spark", "kdb", "timeplus", "ekuiper")
 CASES = [(path.name, p) for path in sorted(EXAMPLES.glob("*.yaml")) for p in PROFILES]
 

@@ -1,34 +1,180 @@
-"""The columnar chunk path of the session fast path (``session_fast.py``), count-only.
+"""The fast path of session windows under rule ``session_order: reorder`` (the default);
+the reference is ``oracle/windows/session_reorder.py``, and tests/oracle/fast/test_session.py
+holds the two equal.
 
-Per key, with per-key clocks and no watermark item inside the chunk, the reference's
-reorder buffer reduces to columns (tests/oracle/test_session_fast.py checks it against
-the reference with tiny chunks):
+It takes sessions on a plain event field (not ``now()``) with a count-only aggregate (counts
+and window bounds), one plain group field or none, and no ``max_duration``, ``max_events``,
+``idle_timeout`` or ``allowed_lateness``; rules ``end_of_input`` and ``session_gap`` may take
+any value, every other rule its default. The stream is read in runs of events
+(:mod:`.stream`) with integer times; a watermark, end of input, a run too short, with other
+times or an unhashable key hands the stream to the reference.
+
+Per key, with per-key clocks and no watermark inside a run, the reference's reorder buffer
+reduces to columns:
 
 - an event is late when its time is before ``clock - tolerance``, its key's clock before
-  it (the largest time seen, or the injected floor); "before the last released time" is
-  implied: a released time is at most the cutoff then, and cutoffs never go back;
-- so every time kept is at least every time already released, and the released
-  sequence of a key is its kept times sorted (ties in stream order): sessions are runs
-  of that sequence split where two neighbours are more than ``reach`` apart;
-- a session ``[first, last]`` closes at the key's first event whose cutoff (its clock
-  after it, minus the tolerance) reaches ``last + span``, or that releases the next
-  session's first time (cutoff at least that time, at or after its arrival); with
-  ``span = gap + 1 > reach`` no later event can join a closed session.
+  it (the largest time seen); "before the last released time" is implied: a released time
+  is at most the cutoff then, and cutoffs never go back;
+- so every time kept is at least every time already released, and the released sequence
+  of a key is its kept times sorted (ties in stream order): sessions are runs of that
+  sequence split where two neighbours are more than ``reach`` apart (``gap``, or ``gap -
+  1`` under ``session_gap: exclusive``);
+- a session ``[first, last]`` closes at the key's first event whose cutoff (its clock after
+  it, minus the tolerance) reaches ``last + span`` (``gap + 1``: rule ``session_close_at``),
+  or that releases the next session's first time (cutoff at least that time, at or after
+  its arrival); with ``span > reach`` no later event can join a closed session.
 
 Outputs are built in stream order; at one event its key's closes come in time order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import struct
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from windtunnel.oracle.fast.columns import CHUNK, DropSlots, EmissionSlots, KeyTable, WindowRefSlots
+from windtunnel.oracle.fast.stream import Cursor, Run, fast_outputs, group_values, hand_over
+from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.windows.columns import DropSlots, EmissionSlots, WindowRefSlots
+from windtunnel.oracle.model.rules import Rules, close_point_offset_ms
+from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
+from windtunnel.oracle.model.stream import Item
+from windtunnel.oracle.windows.driver import Driver
+from windtunnel.oracle.windows.session_reorder import (
+    OpenSession,
+    ReorderKey,
+    ReorderSessionOperator,
+)
+
+FREE_RULES: tuple[str, ...] = ("end_of_input", "session_gap")
+"""The rules this fast path reads; every other rule must keep its default."""
+MIN_RUN = 16
+"""Shorter runs of events hand the stream to the reference (the columns' setup costs more)."""
+_TIME_LIMIT = 1 << 62
+_UNREAD: dict[str, Any] = {}
+"""The payload of an event the fast path buffered or counted, as the reference receives it:
+a count-only aggregate reads no field."""
+
+
+def refusal(query: Query) -> str | None:
+    """Why this fast path does not take ``query`` (the common checks are the package's)."""
+    window = query.window
+    assert isinstance(window, SessionWindows) and query.aggregate is not None
+    if window.on == NOW:
+        return "sessions on now() follow the wall clock"
+    if "." in window.on:
+        return f"the time field {window.on} is nested"
+    for option in ("max_duration_ms", "max_events", "idle_timeout_ms", "allowed_lateness_ms"):
+        if getattr(window, option) is not None:
+            return f"{option.removesuffix('_ms')} is set"
+    if not Aggregator(query.aggregate, query.aggregate_by).count_only:
+        return "the aggregate is not count-only (count() and window bounds)"
+    if len(query.group_by) > 1 or any("." in field for field in query.group_by):
+        return "more than one group field, or a nested one"
+    return None
+
+
+class _Key:
+    """A key's clock, reorder buffer ``(t, seq)`` sorted by (t, seq), the last released
+    time, and the open session: first, last and its event count (None: no session)."""
+
+    __slots__ = ("buffer", "clock", "first", "last", "live", "released", "state", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.live = False  # True from the first event read
+        self.clock: int | None = None
+        self.buffer: list[tuple[int, int, None]] = []
+        self.released: int | None = None
+        self.first = 0
+        self.last = 0
+        self.state: int | None = None
+
+
+@lru_cache(maxsize=8)
+def _int64s(n: int) -> struct.Struct:
+    return struct.Struct(f"={n}q")
+
+
+def outputs(
+    query: Query,
+    items: Iterable[Item],
+    rules: Rules,
+    time_unit_ms: int = 1,
+    start_wall_ms: int = 0,
+    *,
+    chunk_size: int = CHUNK,
+    min_run: int = MIN_RUN,
+) -> Iterator[Output]:
+    """The reference's outputs for a run :func:`refusal` (and the package's) takes."""
+    window = query.window
+    assert isinstance(window, SessionWindows) and query.aggregate is not None
+    gap = window.gap_ms
+    # a session [first, last] takes an event at t while t <= last + reach (rule session_gap)
+    reach = gap if rules.session_gap == "inclusive" else gap - 1
+    # and closes once the watermark >= last + span (rule session_close_at)
+    span = gap + close_point_offset_ms(rules.session_close_at, 0)
+    tolerance = window.tolerance_ms
+    key_field = query.group_by[0] if query.group_by else None
+    table = KeyTable(lambda lookup: _Key(lookup if key_field is not None else None))
+    rows = count_rows([(a.name, a.function) for a in query.aggregate])
+
+    def take(run: Run) -> Iterator[Output] | None:
+        raw_times = run.columns[-1]
+        if set(map(type, raw_times)) != {int}:
+            return None
+        try:  # one struct call packs the column
+            times = np.frombuffer(_int64s(len(raw_times)).pack(*raw_times), dtype=np.int64)
+        except struct.error:  # beyond int64
+            return None
+        if time_unit_ms != 1:
+            if max(-int(times.min()), int(times.max())) * time_unit_ms >= _TIME_LIMIT:
+                return None
+            times = times * time_unit_ms
+        codes = table.value_codes(run.columns[0]) if key_field is not None else table.unit_codes(run.size)
+        if codes is None:
+            return None
+        outputs = session_run(
+            table.objects, codes, times, tolerance=tolerance, reach=reach, span=span,
+            first_seq=run.first_seq, wall_ms=run.wall_ms, walls=run.walls, rows=rows,
+        )
+        if outputs is not None:
+            run.release()
+        return outputs
+
+    def reference() -> Driver:
+        """The reference operator holding every key's clock, buffer and open session."""
+        driver = Driver(
+            query, ReorderSessionOperator, rules, time_unit_ms=time_unit_ms,
+            start_wall_ms=cursor.wall_ms,
+        )
+        fields = len(query.group_by)
+        for key in table.objects:
+            group = driver.group_for(group_values(key.value, fields))
+            if not key.live:
+                continue
+            state = group.state = ReorderKey(key.clock)
+            state.buffer.entries = [(t, seq, _UNREAD) for t, seq, _ in key.buffer]  # sorted: a heap
+            state.buffer.released_ms = key.released
+            state.last_wall_ms = cursor.wall_ms
+            if key.state is not None:
+                session = state.session = OpenSession(key.first)
+                session.last_ms = key.last
+                # its events' count is what a count-only aggregate reads (their seqs are
+                # read only by explanations, which never take a fast path)
+                session.events = [(-1, _UNREAD)] * key.state
+        return driver
+
+    fields = (key_field, window.on) if key_field is not None else (window.on,)
+    cursor = Cursor(items, start_wall_ms, fields=fields, min_run=min_run, chunk_size=chunk_size)
+    return fast_outputs(cursor.parts(take), hand_over(reference, cursor))
+
 
 _LIMIT = 1 << 62
 """Offset-encoded values (segment rank times value range) must stay below this."""
@@ -46,22 +192,22 @@ def _segment_cummax(values: npt.NDArray[np.int64], ranks: npt.NDArray[np.intp], 
     return np.maximum.accumulate(values - low + offset) - offset + low
 
 
-def session_chunk(
+def session_run(
     key_list: list[Any],
     codes: npt.NDArray[np.intp],
     times: npt.NDArray[np.int64],
     *,
-    floor: int | None,
     tolerance: int,
     reach: int,
     span: int,
     first_seq: int,
     wall_ms: int,
+    walls: list[int] | None,
     rows: Rows,
 ) -> Iterator[Output] | None:
-    """Advance the keys (``_Key`` objects of ``session_fast``) by a chunk of plain events
-    (key codes and times, in stream order) and return its outputs, built as consumed; None
-    (nothing changed) when the times span too wide a range for the offset encoding."""
+    """Advance the keys (:class:`_Key`) by a run of events (key codes and times, in stream
+    order) and return its outputs, built as consumed; None (nothing changed) when the times
+    span too wide a range for the offset encoding."""
     n = len(codes)
     order = np.argsort(codes.astype(np.uint16) if len(key_list) <= 65_536 else codes, kind="stable")
     code_s = codes[order]
@@ -72,7 +218,7 @@ def session_chunk(
     m = len(keys)
     counts = np.diff(np.r_[heads, n])
     rank_s = np.repeat(np.arange(m, dtype=np.intp), counts)
-    clocks0 = [(key.clock if key.live else floor) for key in keys]
+    clocks0 = [key.clock if key.live else None for key in keys]
     known = [c for c in clocks0 if c is not None]
     low = min([int(t_s.min()), *known])
     high = max([int(t_s.max()), *known])
@@ -242,7 +388,7 @@ def session_chunk(
         [values[r] for r in rank_s[late_at].tolist()],
         t_s[late_at].tolist(),
         (clock_before[late_at] - tolerance).tolist(),
-        wall_ms,
+        repeat(wall_ms) if walls is None else [walls[p] for p in out_pos[sequence].tolist()],
         rows,
     )
 
@@ -257,16 +403,17 @@ def _outputs(
     late_groups: list[Any],
     late_times: list[int],
     watermarks: list[int],
-    wall_ms: int,
+    walls: Iterable[int],
     rows: Rows,
 ) -> Iterator[Output]:
-    """The Drop and Emission values of a chunk, in order (``items``: the i-th closed
-    session, or ``-1 - i`` for the i-th late event); built inline (:mod:`.columns`)."""
+    """The Drop and Emission values of a run, in order (``items``: the i-th closed
+    session, or ``-1 - i`` for the i-th late event; ``walls``: the wall clock at each);
+    built inline (:mod:`.columns`)."""
     new = object.__new__
     ref_twin, emission_twin, drop_twin = WindowRefSlots, EmissionSlots, DropSlots
     ref_type, emission_type, drop_type = WindowRef, Emission, Drop
     count_name = getattr(rows, "count_name", None)  # one count: its row built inline
-    for seq, item in zip(seqs, items, strict=True):
+    for seq, item, wall_ms in zip(seqs, items, walls, strict=False):
         if item >= 0:
             ref: Any = new(ref_twin)
             ref.start_ms = first = firsts[item]

@@ -6,18 +6,18 @@ from typing import Any
 
 import pytest
 
-from windtunnel.oracle.engine import operator_for, replay, run
 from windtunnel.oracle.model.errors import InvalidInput, InvalidStream
 from windtunnel.oracle.model.results import Drop, Emission, Output
-from windtunnel.oracle.model.rules import Rules
-from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event, StreamChecker, Watermark
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.oracle.windows import fixed_fast
-from windtunnel.oracle.windows.driver import Driver
+
+from ..implementations import RunQuery
+
+REFERENCE = RunQuery("reference")
+"""For the profiles without a fast path (spark, kdb, ...)."""
 
 
-def outputs(profile: str, items: list[Any], **extra: Any) -> list[Output]:
+def outputs(run_query: RunQuery, profile: str, items: list[Any], **extra: Any) -> list[Output]:
     data: dict[str, Any] = {
         "profile": profile,
         "window": {"kind": "fixed", "size": 10},
@@ -25,7 +25,7 @@ def outputs(profile: str, items: list[Any], **extra: Any) -> list[Output]:
         "input": items,
     }
     data.update(extra)
-    return list(replay(parse_scenario(data)).outputs)
+    return list(run_query.replay(parse_scenario(data)).outputs)
 
 
 def emits(result: list[Output]) -> list[tuple[int, int, Any, str, int | None]]:
@@ -86,54 +86,54 @@ FIRE = [{"ts": 1}, {"ts": 3}, {"watermark": 10}, {"ts": 4}]
 
 
 @pytest.mark.parametrize("profile", ["tenzir", "flink", "timeplus"])
-def test_a_watermark_ahead_of_the_events_fires_the_window_it_reaches(profile: str) -> None:
-    result = outputs(profile, FIRE)
+def test_a_watermark_ahead_of_the_events_fires_the_window_it_reaches(run_query: RunQuery, profile: str) -> None:
+    result = outputs(run_query, profile, FIRE)
     # fired by the watermark item: after_seq is the last event before it
     assert emits(result)[0] == (0, 10, 2, "close", 1)
     assert drops(result) == [(2, "late")]  # made late by the watermark
 
 
-def test_flink_fires_at_the_window_max_timestamp() -> None:
+def test_flink_fires_at_the_window_max_timestamp(run_query: RunQuery) -> None:
     # Flink fires [0, 10) once the watermark reaches 9 (end - 1 ms); tenzir needs 10
-    assert emits(outputs("flink", [{"ts": 1}, {"watermark": 9}]))[0][3] == "close"
-    assert emits(outputs("tenzir", [{"ts": 1}, {"watermark": 9}]))[0][3] == "end_of_input"
+    assert emits(outputs(REFERENCE, "flink", [{"ts": 1}, {"watermark": 9}]))[0][3] == "close"
+    assert emits(outputs(run_query, "tenzir", [{"ts": 1}, {"watermark": 9}]))[0][3] == "end_of_input"
 
 
 @pytest.mark.parametrize("profile", ["tenzir", "flink", "timeplus"])
-def test_tolerance_is_the_delay_between_clock_and_watermark(profile: str) -> None:
+def test_tolerance_is_the_delay_between_clock_and_watermark(run_query: RunQuery, profile: str) -> None:
     # watermark 10 with tolerance 5: the clock is at 15, the window [0, 10) closes; [10, 20) not
     window = {"kind": "fixed", "size": 10, "tolerance": 5}
-    result = outputs(profile, [{"ts": 1}, {"ts": 12}, {"watermark": 10}], window=window)
+    result = outputs(run_query, profile, [{"ts": 1}, {"ts": 12}, {"watermark": 10}], window=window)
     assert closes(result) == [(0, 10, 1, "close", 1)]
 
 
 @pytest.mark.parametrize("profile", ["tenzir", "flink", "timeplus"])
-def test_a_watermark_behind_the_current_one_is_ignored(profile: str) -> None:
+def test_a_watermark_behind_the_current_one_is_ignored(run_query: RunQuery, profile: str) -> None:
     items = [{"ts": 1}, {"watermark": 20}, {"watermark": 5}, {"ts": 12}, {"ts": 25}]
-    result = outputs(profile, items)
+    result = outputs(run_query, profile, items)
     assert drops(result) == [(1, "late")]  # still late: the watermark did not go back to 5
     assert closes(result) == [(0, 10, 1, "close", 0)]
 
 
 @pytest.mark.parametrize("profile", ["tenzir", "flink", "timeplus"])
-def test_a_watermark_behind_the_event_times_changes_nothing(profile: str) -> None:
+def test_a_watermark_behind_the_event_times_changes_nothing(run_query: RunQuery, profile: str) -> None:
     items = [{"ts": 1}, {"ts": 14}, {"watermark": 3}, {"ts": 15}]
-    assert outputs(profile, items) == outputs(profile, [i for i in items if "watermark" not in i])
+    assert outputs(run_query, profile, items) == outputs(run_query, profile, [i for i in items if "watermark" not in i])
 
 
-def test_tenzir_moves_every_key_clock_and_new_keys_start_there() -> None:
+def test_tenzir_moves_every_key_clock_and_new_keys_start_there(run_query: RunQuery) -> None:
     items = [{"ts": 1, "k": "a"}, {"ts": 2, "k": "b"}, {"watermark": 10}, {"ts": 5, "k": "c"}]
-    result = outputs("tenzir", items, group_by=["k"])
+    result = outputs(run_query, "tenzir", items, group_by=["k"])
     assert [(o.group, o.reason) for o in result if isinstance(o, Emission)] == [
         ("a", "close"), ("b", "close")
     ]
     assert drops(result) == [(2, "late")]  # key c was first seen after the watermark
 
 
-def test_sessions_take_a_watermark() -> None:
+def test_sessions_take_a_watermark(run_query: RunQuery) -> None:
     window = {"kind": "session", "gap": 5}
     for profile, late in (("tenzir", True), ("flink", True)):
-        result = outputs(profile, [{"ts": 1, "k": "a"}, {"watermark": 7}, {"ts": 2, "k": "a"}],
+        result = outputs(run_query, profile, [{"ts": 1, "k": "a"}, {"watermark": 7}, {"ts": 2, "k": "a"}],
                          window=window, group_by=["k"])
         assert emits(result)[0][3] == "close"
         assert (drops(result) == [(1, "late")]) is late
@@ -144,28 +144,28 @@ def test_sessions_take_a_watermark() -> None:
 
 def test_spark_uses_the_injected_watermark_in_the_next_micro_batch() -> None:
     # wm_N comes from batches before N: the item sets the next micro-batch's watermark
-    alone = outputs("spark", [{"ts": 1}, {"watermark": 10}, {"batch": [{"ts": 2}]}])
+    alone = outputs(REFERENCE, "spark", [{"ts": 1}, {"watermark": 10}, {"batch": [{"ts": 2}]}])
     assert emits(alone) == [(0, 10, 2, "close", 1)]  # [0, 10) emitted by that micro-batch
     assert drops(alone) == []  # its rows were tested against the previous watermark
-    later = outputs("spark", [{"ts": 1}, {"watermark": 10}, {"batch": []}, {"batch": [{"ts": 2}]}])
+    later = outputs(REFERENCE, "spark", [{"ts": 1}, {"watermark": 10}, {"batch": []}, {"batch": [{"ts": 2}]}])
     assert emits(later) == [(0, 10, 1, "close", 0)]
     assert drops(later) == [(1, "late")]  # late from the micro-batch after
 
 
 def test_spark_end_of_input_runs_the_injected_watermark() -> None:
     # the final no-data micro-batch closes what the watermark reaches; the rest is discarded
-    result = outputs("spark", [{"ts": 1}, {"ts": 15}, {"watermark": 12}])
+    result = outputs(REFERENCE, "spark", [{"ts": 1}, {"ts": 15}, {"watermark": 12}])
     assert emits(result) == [(0, 10, 1, "close", 1)]
 
 
 def test_spark_a_watermark_behind_the_data_is_ignored() -> None:
     items = [{"ts": 1}, {"ts": 25}, {"batch": []}, {"watermark": 5}, {"batch": [{"ts": 12}]}]
-    assert drops(outputs("spark", items)) == [(2, "late")]  # wm stays 25, not 5
+    assert drops(outputs(REFERENCE, "spark", items)) == [(2, "late")]  # wm stays 25, not 5
 
 
 def test_spark_empty_batch_is_a_no_data_micro_batch() -> None:
     # batch 1 closes with wm_1 = 1 (nothing); the empty batch runs with wm_2 = 12
-    result = outputs("spark", [{"batch": [{"ts": 1}]}, {"batch": [{"ts": 12}]}, {"batch": []},
+    result = outputs(REFERENCE, "spark", [{"batch": [{"ts": 1}]}, {"batch": [{"ts": 12}]}, {"batch": []},
                                {"batch": [{"ts": 30}]}])
     # [0, 10) by the empty batch (after seq 1); [10, 20) by the final no-data micro-batch
     assert emits(result) == [(0, 10, 1, "close", 1), (10, 20, 1, "close", 2)]
@@ -191,32 +191,6 @@ def test_profiles_and_kinds_without_a_watermark_reject_the_item(
     data: dict[str, Any], why: str
 ) -> None:
     with pytest.raises(InvalidStream) as caught:
-        outputs(data.pop("profile", "tenzir"), [{"ts": 1}, {"watermark": 10}], **data)
+        outputs(REFERENCE, data.pop("profile", "tenzir"), [{"ts": 1}, {"watermark": 10}], **data)
     assert str(caught.value).startswith("watermark_ms=10: ")
     assert why in str(caught.value) and "\n" not in str(caught.value)
-
-
-# --- the fast path agrees with the reference ------------------------------------------------
-
-STREAMS = [
-    [Event(0, {"ts": 1, "k": "a"}), Watermark(10), Event(1, {"ts": 4, "k": "b"}),
-     Event(2, {"ts": 12, "k": "a"}), Watermark(35), Watermark(20), Event(3, {"ts": 36, "k": "c"}),
-     Event(4, {"ts": 31, "k": "a"})],
-    [Event(0, {"ts": 5, "k": "a"}), Event(1, {"ts": 7, "k": "b"}), Watermark(6),
-     Event(2, {"ts": 8, "k": "a"}), Watermark(40), Event(3, {"ts": 45, "k": "b"})],
-]
-
-
-@pytest.mark.parametrize("every", [None, 5, 2])
-@pytest.mark.parametrize("aggregate", ["count()", "sum(ts)"])
-@pytest.mark.parametrize("stream", STREAMS)
-def test_fixed_fast_matches_the_reference_with_watermarks(
-    every: int | None, aggregate: str, stream: list[Any]
-) -> None:
-    query = Query(FixedWindows(size_ms=10, every_ms=every, tolerance_ms=3), group_by=("k",),
-                  aggregate=(Aggregation.parse("n", aggregate),))
-    rules = Rules()
-    assert fixed_fast.eligible(query, rules, "tenzir")
-    reference = list(Driver(query, lambda q, ctx: operator_for(q, ctx), rules).run(stream))
-    assert any(isinstance(o, Emission) and o.reason == "close" for o in reference)
-    assert list(run(query, stream, rules=rules).outputs) == reference

@@ -35,7 +35,7 @@ from windtunnel.oracle.scenario import load_yaml
 
 from .kdb_helpers import KDB, VALS, batches, kdb_run, scenario, times, windows
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 
 
 def test_period_longer_than_duration_is_rejected() -> None:
@@ -429,7 +429,7 @@ def test_explain_finds_the_windows_a_buffered_kdb_window_emitted_an_event_in() -
     from windtunnel.oracle import load_scenario
     from windtunnel.oracle.explain import explain
 
-    examples = Path(__file__).resolve().parents[2] / "examples"
+    examples = Path(__file__).resolve().parents[4] / "examples"
     # kdb-passthrough.yaml: seq 1 (68 s) is in [60, 70); seq 4 (15 s) is late, in the held batch
     scenario = load_scenario(examples / "kdb-passthrough.yaml")
     on_time, late = explain(scenario, 1), explain(scenario, 4)

@@ -293,7 +293,7 @@ def test_updates_can_wait_the_delay(delay: str, updates: list[Any]) -> None:
     # when its window changed: [0,5) changed at max 1 goes out at a@6 (max 6 >= 3); a@3 changes it
     # again at max 6, out at a@8 (8 >= 8) with [5,10), which changed at max 6 and then at 8
     # (its 5 is never sent alone); a@2 is late either way
-    data = load_yaml((Path(__file__).resolve().parents[2] / "examples"
+    data = load_yaml((Path(__file__).resolve().parents[4] / "examples"
                       / "timeplus-on-update-with-delay.yaml").read_text())
     data["rules"] = {"update_delay": delay}
     result = replay(parse_scenario(data))

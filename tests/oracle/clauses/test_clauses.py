@@ -191,7 +191,7 @@ def test_query_conflicts_and_unknown_keys_are_input_errors(extra: dict[str, Any]
         ("kdb", ".qsp.window.tumbling[00:00:10; `time; .qsp.use ``lateness!(::;00:00:02)]"),
     ],
 )
-def test_the_issues_four_clauses_parse_to_the_same_window_as_the_scenario_form(
+def test_each_syntaxs_clause_parses_to_the_same_window_as_the_scenario_form(
     syntax: str, text: str
 ) -> None:
     window = parse_clause(text, syntax).window
