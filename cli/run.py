@@ -166,14 +166,7 @@ def run_command(
     _quiet_logs(spark)
     if kafka is not None:
         raw, reader = kafka_records(spark, bootstrap=kafka[0], topic=kafka[1], reader="auto")
-        if held.keys is None or job_spec.profile == "spark":  # stock Spark shuffles anyway
-            rows = kafka_job_rows(raw)
-        else:
-            from windtunnel.spark_impl.exact.plan import partitioner_of
-
-            rows = kafka_job_rows(
-                raw, partitions=held.keys.partitions, partitioner=partitioner_of(spark, held.keys)
-            )
+        rows = kafka_job_rows(raw)
         say(f"kafka: reading topic {kafka[1]} with {KAFKA_READER_NAMES[reader]}")
     else:
         rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=ended)
@@ -210,11 +203,6 @@ def run_command(
     where = f" to {out}" if out else ""
     kept = (f"checkpoint {report.checkpoint}" if report.checkpoint
             else "no checkpoint kept: give --checkpoint DIR to resume")
-    if report.unshuffled is not None and report.batches:
-        click.echo(
-            f"kafka: {report.unshuffled} of {len(report.batches)} micro-batches skipped the "
-            "shuffle (their input partitions each held one key slice's keys)", err=True,
-        )
     click.echo(
         f"{job_spec.name}: {len(report.batches)} micro-batches, {report.rows_in} rows in, "
         f"{report.rows_out} outputs{where} ({kept})",

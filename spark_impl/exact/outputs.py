@@ -41,7 +41,7 @@ class Output:
         return str(Path(self.path).resolve())
 
     def write(self, run: Any, batch: DataFrame, batch_id: int, now_ms: int) -> None:
-        """Runs micro-batch ``batch_id`` on ``run`` (an ExactRun) and writes its rows."""
+        """Runs micro-batch ``batch_id`` on ``run`` (a ProductionRun) and writes its rows."""
         spark = batch.sparkSession
         if self.kind in FILE_FORMATS:
             run.writeFiles(batch._jdf, batch_id, now_ms, self.kind, self.directory())

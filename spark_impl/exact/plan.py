@@ -3,8 +3,7 @@
 Two paths run the default profile's semantics on Spark:
 
 - **production**: the JVM operator (:mod:`windtunnel.spark_impl.exact`), partitioned by key
-  slice (sliced as Kafka's partitioner places keys when the input is read from Kafka, so
-  that a micro-batch skips the shuffle), state on the checkpoint's file system;
+  slice, state on the checkpoint's file system;
 - **general**: ``transformWithStateInPandas`` with one oracle driver per hash bucket
   (:mod:`windtunnel.spark_impl.general.operator`), state in Spark's state store.
 
@@ -40,17 +39,6 @@ the event travel as ``to_json`` text, as the general path reads it."""
 
 PLAN_SINKS = ("json", "parquet", "console", "foreach_batch")
 
-HASH_SLICES = "hash"
-"""Keys sliced by windtunnel's own stable hash of the group key: one shuffle per micro-batch."""
-KAFKA_SLICES = "kafka"
-"""Keys sliced as Kafka's default partitioner (the Java client's murmur2) places records keyed
-by the group key's text: an input read from such a topic skips the shuffle
-(``DirectSlices.java``)."""
-KAFKA_CRC32_SLICES = "kafka-crc32"
-"""The same for librdkafka's default partitioner (CRC32: confluent-kafka, Go, .NET)."""
-SLICINGS = {"murmur2": KAFKA_SLICES, "crc32": KAFKA_CRC32_SLICES}
-"""The slicing of each Kafka partitioner (``windtunnel.spark_impl.jobs.kafka_keys``)."""
-
 
 @dataclass(frozen=True, slots=True)
 class PathChoice:
@@ -60,21 +48,10 @@ class PathChoice:
     reasons: tuple[str, ...] = ()
     slices: int = 0
     jvm: Any = None
-    slicing: str = HASH_SLICES
-    kafka_partitions: int | None = None
-    """The topic's partition count when the input is read from Kafka, else None."""
-    kafka_partitioner: str | None = None
-    """The partitioner that placed the topic's records (``murmur2``, ``crc32``; None: neither)."""
-    kafka_wanted: bool = True
-    """Whether slicing by Kafka partition was allowed (:func:`kafka_slicing_wanted`)."""
 
     @property
     def production(self) -> bool:
         return self.path == PRODUCTION
-
-    def why_shuffled(self) -> str:
-        """Why keys read from Kafka are sliced by hash (every micro-batch shuffles)."""
-        return _why_shuffled(self)
 
     def explain(self, checkpoint: str | None = None) -> str:
         """What ``windtunnel run --explain`` prints: the path and why, one line each."""
@@ -84,14 +61,6 @@ class PathChoice:
                 f"path: production (the JVM operator, {self.slices} key slices in parallel"
                 f"{where}, through Hadoop's FileSystem API)"
             ]
-            if self.slicing != HASH_SLICES:
-                lines.append(
-                    f"  keys sliced as the topic's partitioner ({self.kafka_partitioner}) places "
-                    f"them in its {self.kafka_partitions} partitions: a micro-batch whose input "
-                    "partitions each hold one slice's keys skips the shuffle"
-                )
-            elif self.kafka_partitions is not None:
-                lines.append(f"  every micro-batch shuffles: {self.why_shuffled()}")
         else:
             lines = [
                 "path: general (transformWithStateInPandas, one oracle driver per key bucket, "
@@ -101,40 +70,9 @@ class PathChoice:
         return "\n".join(lines)
 
 
-def _why_shuffled(choice: PathChoice) -> str:
-    if not choice.kafka_wanted:
-        return (
-            f"skipping it is off ({KAFKA_SLICES_CONF}=on turns it on: the extra pass it takes "
-            "measured slower than the shuffle on one machine)"
-        )
-    if choice.kafka_partitioner is None:
-        return (
-            "the topic's records are placed by neither Kafka's partitioner (murmur2) nor "
-            "librdkafka's (crc32) over their keys"
-        )
-    if kafka_slices(choice.kafka_partitions or 1, choice.slices) is None:
-        return (
-            f"the topic's {choice.kafka_partitions} partitions do not split evenly over "
-            f"{choice.slices} cores (a Kafka partition's keys would stay in one slice task)"
-        )
-    return "skipping it needs one group_by field, the topic's record key"
-
-
-def fingerprint(engine_spec: str, slices: int, slicing: str = HASH_SLICES) -> str:
-    """What a checkpoint's state is tied to: the engine's spec, the slice count and how keys
-    are sliced."""
-    text = f"{engine_spec}\n{slices}" + ("" if slicing == HASH_SLICES else f"\n{slicing}")
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def kafka_slices(partitions: int, cores: int) -> int | None:
-    """Slices for a topic of ``partitions``: its smallest divisor that is a multiple of
-    ``cores``, so every Kafka partition's keys fall in one slice (``h % slices`` is
-    ``(h % partitions) % slices`` for a divisor) and the slice tasks fill every core in
-    each round; None when there is none (3 partitions on 2 cores: 3 slices would take two
-    rounds where the shuffle's 2 take one, so keys are sliced by hash)."""
-    cores = max(1, cores)
-    return next((d for d in range(cores, partitions + 1, cores) if partitions % d == 0), None)
+def fingerprint(engine_spec: str, slices: int) -> str:
+    """What a checkpoint's state is tied to: the engine's spec and the slice count."""
+    return hashlib.sha256(f"{engine_spec}\n{slices}".encode()).hexdigest()[:32]
 
 
 def checkpoint_kind(checkpoint: str) -> str | None:
@@ -162,13 +100,9 @@ def choose_path(
     clock: str,
     checkpoint: str | None,
     slices: int | None = None,
-    kafka_partitions: int | None = None,
-    kafka_partitioner: str | None = "murmur2",
 ) -> PathChoice:
     """The path for a job (see the module docstring); loads the JVM operator when needed.
-    ``kafka_partitions``: the input is read from a topic of that many partitions, placed by
-    ``kafka_partitioner`` (keys are then sliced the same way when the query has one
-    group_by field). Raises
+    Raises
     InvalidInput when the checkpoint belongs to the production path and it cannot run now."""
     from windtunnel.spark_impl.jvm.engine_spec import covered
 
@@ -199,30 +133,7 @@ def choose_path(
                 "run it where the JVM operator loads, or start a new checkpoint",
             )
         return PathChoice(GENERAL, tuple(reasons))
-    kafka = (kafka_partitions, kafka_partitioner)
-    cores = default_slices(spark)
-    even = kafka_slices(kafka_partitions, cores) if kafka_partitions is not None else None
-    wanted = kafka_partitions is not None and kafka_slicing_wanted(spark)
-    if wanted and even is not None and kafka_partitioner in SLICINGS and len(query.group_by) == 1:
-        count = slices or even
-        return PathChoice(PRODUCTION, (), count, jvm, SLICINGS[kafka_partitioner], *kafka)
-    return PathChoice(PRODUCTION, (), slices or cores, jvm, HASH_SLICES, *kafka, wanted)
-
-
-KAFKA_SLICES_CONF = "spark.windtunnel.kafkaSlices"
-"""``on`` or ``off`` (the default): whether keys read from Kafka may be sliced by Kafka
-partition, so that micro-batches skip the shuffle."""
-
-
-def kafka_slicing_wanted(spark: Any) -> bool:
-    """Whether keys read from Kafka may be sliced by Kafka partition (:data:`KAFKA_SLICES_CONF`).
-    Off by default: skipping the shuffle takes an extra pass that measured slower than the
-    shuffle in local mode and on a one-host standalone cluster (``benchmarks/kafka_e2e.py``,
-    docs/spark.md). Raises InvalidInput for another value."""
-    setting = str(spark.conf.get(KAFKA_SLICES_CONF, "off")).strip().lower()
-    if setting not in ("on", "off"):
-        raise InvalidInput(KAFKA_SLICES_CONF, setting, "unknown setting", "use on or off")
-    return setting == "on"
+    return PathChoice(PRODUCTION, (), slices or default_slices(spark), jvm)
 
 
 def default_slices(spark: Any) -> int:
@@ -272,7 +183,6 @@ def plan_json(
     *,
     time_is_timestamp: bool,
     wall: str = "arrival",
-    slicing: str = HASH_SLICES,
 ) -> str:
     """The JSON the Java side reads (``windtunnel.spark.Plan``)."""
     spec = json.loads(engine_spec)
@@ -280,9 +190,8 @@ def plan_json(
     return json.dumps(
         {
             "engine": engine_spec,
-            "fingerprint": fingerprint(engine_spec, slices, slicing),
+            "fingerprint": fingerprint(engine_spec, slices),
             "slices": slices,
-            "slicing": slicing,
             "input": layout,
             "paths": paths,
             "key_slots": [paths.index(g) for g in query.group_by],
@@ -291,22 +200,3 @@ def plan_json(
             "wall": wall,
         }
     )
-
-
-def partitioner_of(spark: Any, sample: Any) -> str | None:
-    """Which partitioner placed a topic's sampled records
-    (:class:`~windtunnel.spark_impl.jobs.kafka_keys.KeySample`): the first of ``murmur2``
-    and ``crc32`` that gives every sampled keyed record its partition
-    (records without a key are left out: both spread them; a sample without keyed records
-    gives ``murmur2``, Kafka's own default); None when neither explains the sample or the
-    JVM operator does not load (then no Kafka slicing is needed: the general path runs)."""
-    from windtunnel.spark_impl.jvm.binding import load
-
-    jvm = load(spark).jvm
-    if jvm is None:
-        return None
-    keyed = [(key, part) for key, part in sample.placed if key]
-    keys = jvm.strings([key.decode("latin-1") for key, _ in keyed])  # bytes, one char each
-    parts = ",".join(str(part) for _, part in keyed)
-    found = str(jvm.call("kafkaPartitioner", keys, parts, sample.partitions))
-    return found or None

@@ -1,6 +1,6 @@
 """Running a streaming job on the production operator.
 
-:func:`run_production` opens the checkpoint (``ExactRun.open`` on the Java side: a checkpoint
+:func:`run_production` opens the checkpoint (``ProductionRun.open`` on the Java side: a checkpoint
 whose state is missing, corrupt, or from another format or query stops here with one line),
 then runs a ``foreachBatch`` query whose micro-batch function computes the micro-batch's
 output rows on the JVM operator, hands them to the sink (:mod:`~.outputs`) and commits the
@@ -22,15 +22,7 @@ from pyspark.sql import DataFrame
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
 from windtunnel.spark_impl.exact.outputs import Output
-from windtunnel.spark_impl.exact.plan import (
-    HASH_SLICES,
-    SIMPLE_TYPES,
-    SLICINGS,
-    PathChoice,
-    fingerprint,
-    input_layout,
-    plan_json,
-)
+from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
 from windtunnel.spark_impl.schema import CONSTANT, FIELD_PREFIX
 
 STREAM_COLUMNS = {
@@ -42,15 +34,11 @@ harnesses that run many scenarios at once)."""
 
 @dataclass(slots=True)
 class Progress:
-    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms), the
-    windows open after the last one (None before the first), and how many skipped the shuffle."""
+    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms), and the
+    windows open after the last one (None before the first)."""
 
     batches: list[tuple[int, int, int, int]] = field(default_factory=list)
     open_windows: int | None = None
-    unshuffled: int = 0
-    """Micro-batches that skipped the shuffle (an input partitioned by key)."""
-    kafka_sliced: bool = False
-    """Whether keys are sliced by a Kafka partitioner (else every micro-batch shuffles)."""
 
 
 def typed_columns(source: DataFrame, time_field: str | None, pass_through: bool) -> list[str] | None:
@@ -129,7 +117,7 @@ def with_ticks(source: DataFrame, tick_ms: int) -> DataFrame:
 
 
 def open_run(jvm: Any, spark: Any, plan: str, checkpoint: str) -> Any:
-    """``ExactRun.open``; a checkpoint that cannot be resumed is InvalidInput (one line)."""
+    """``ProductionRun.open``; a checkpoint that cannot be resumed is InvalidInput (one line)."""
     try:
         return jvm.call("open", spark._jsparkSession, plan, checkpoint)
     except Exception as exc:
@@ -143,16 +131,6 @@ def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
     """The slice count a checkpoint's state started with, or None for a new checkpoint."""
     found = int(jvm.call("storedSlices", spark._jsparkSession, checkpoint))
     return None if found < 0 else found
-
-
-def stored_slicing(jvm: Any, spark: Any, checkpoint: str, spec: str, slices: int) -> str | None:
-    """How a checkpoint's state sliced its keys (its fingerprint tells), or None for a new
-    checkpoint or one written for another query (``open`` then says what is wrong)."""
-    found = str(jvm.call("storedFingerprint", spark._jsparkSession, checkpoint))
-    for slicing in (HASH_SLICES, *SLICINGS.values()):
-        if found and found == fingerprint(spec, slices, slicing):
-            return slicing
-    return None
 
 
 def run_production(
@@ -185,12 +163,9 @@ def run_production(
     selected, layout, time_is_ts = prepared_input(source, job.query, read_constants=ticks)
     spec = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
     slices = stored_slices(jvm, spark, checkpoint) or choice.slices
-    slicing = stored_slicing(jvm, spark, checkpoint, spec, slices) or choice.slicing
-    plan = plan_json(
-        job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock, slicing=slicing
-    )
+    plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock)
     run = open_run(jvm, spark, plan, checkpoint)
-    progress = Progress(kafka_sliced=slicing != HASH_SLICES)
+    progress = Progress()
     if ticks:
         selected = with_ticks(selected, tick_ms)
 
@@ -198,9 +173,8 @@ def run_production(
         started = time.monotonic()
         now_ms = int(time.time() * 1000) if system else -(2**63)
         output.write(run, df, int(batch_id), now_ms)
-        rows_in, rows_out, open_windows, direct = (int(v) for v in run.commit(int(batch_id)))
+        rows_in, rows_out, open_windows = (int(v) for v in run.commit(int(batch_id)))
         progress.open_windows = open_windows
-        progress.unshuffled += direct
         entry = (int(batch_id), rows_in, rows_out, int((time.monotonic() - started) * 1000))
         progress.batches.append(entry)
         if on_batch is not None:

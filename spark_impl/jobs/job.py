@@ -233,10 +233,6 @@ class JobReport:
     """Windows not emitted when the run stopped (their state is in the checkpoint), where
     the run can count them (the production path and the stock mapping of ``profile:
     spark``); None: not counted."""
-    unshuffled: int | None = None
-    """Micro-batches that skipped the shuffle (the production path over a Kafka topic keyed
-    by the group key); None: keys not sliced by a Kafka partitioner (every micro-batch of the
-    production path shuffles) or another path."""
 
     @property
     def rows_in(self) -> int:
@@ -385,26 +381,10 @@ def job_path(
     from windtunnel.spark_impl.exact.plan import choose_path
 
     job = spec_of(spec)
-    partitions, partitioner = kafka_partitioning(source)
     return choose_path(
         job.query, job.rules, spark=source.sparkSession, streaming=source.isStreaming,
         sink_kind=sink.kind, clock=clock, checkpoint=checkpoint,
-        kafka_partitions=partitions, kafka_partitioner=partitioner,
     )
-
-
-def kafka_partitioning(source: DataFrame) -> tuple[int | None, str | None]:
-    """The topic's partition count and partitioner :func:`kafka_job_rows` marked on ``seq``
-    (None, None: not marked; a partitioner of None: neither explains the topic)."""
-    from windtunnel.spark_impl.schema import KAFKA_PARTITIONER, KAFKA_PARTITIONS
-
-    if "seq" not in source.columns:
-        return None, None
-    marks = source.schema["seq"].metadata
-    if not marks.get(KAFKA_PARTITIONS):
-        return None, None
-    partitioner = marks.get(KAFKA_PARTITIONER, "murmur2")
-    return int(marks[KAFKA_PARTITIONS]), None if partitioner == "none" else partitioner
 
 
 def _run_production(
@@ -432,10 +412,7 @@ def _run_production(
         timeout_s=timeout_s, on_batch=report, clock=clock, tick_ms=tick_ms,
     )
     seen = tuple(BatchProgress(*entry) for entry in progress.batches)
-    return JobReport(
-        seen, checkpoint, timed_out, open_windows=progress.open_windows,
-        unshuffled=progress.unshuffled if progress.kafka_sliced else None,
-    )
+    return JobReport(seen, checkpoint, timed_out, open_windows=progress.open_windows)
 
 
 def local_path(location: str) -> str:
