@@ -143,10 +143,11 @@ def run_general(spark: Any, directory: Path) -> float:
 
 
 def floors_jar(build_dir: Path) -> Path:
-    """benchmarks/jvm/*.java compiled against the installed Spark."""
+    """benchmarks/jvm/windtunnel/bench/*.java compiled against the installed Spark."""
     from windtunnel.spark_impl.jvm.build import compile_jar
 
-    return compile_jar(build_dir / "floors.jar", root=Path(__file__).resolve().parent / "jvm")
+    floors = Path(__file__).resolve().parent / "jvm" / "windtunnel" / "bench"
+    return compile_jar(build_dir / "floors.jar", root=floors)
 
 
 def run_floor(spark: Any, directory: Path, name: str, floors: Any) -> float:
