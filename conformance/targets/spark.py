@@ -17,7 +17,7 @@
 
 Timing: ``TargetRun.micro_batches`` numbers micro-batches as
 :func:`windtunnel.conformance.targets.base.micro_batch_of_seq` does; a job's final no-data
-micro-batch and the exact operator's trailing end-of-input micro-batch count as the last.
+micro-batch and the general operator's trailing end-of-input micro-batch count as the last.
 """
 
 from __future__ import annotations
@@ -82,11 +82,11 @@ class GeneralTarget:
     reports_timing: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.harness.general import exact_rules, run_exact_many
+        from windtunnel.spark_impl.harness.general import general_rules, run_general_many
 
         for scenario in scenarios:
-            exact_rules(scenario)  # input errors before Spark starts
-        runs = run_exact_many(check_session(self.spark), scenarios)
+            general_rules(scenario)  # input errors before Spark starts
+        runs = run_general_many(check_session(self.spark), scenarios)
         out = []
         for scenario, run in zip(scenarios, runs, strict=True):
             indexes = check_indexes(scenario, run.run.feed.seq_ranges)
@@ -256,7 +256,7 @@ STOCK = TargetEntry(
 def spark_divergences(scenario: Scenario) -> list[str]:
     """What the pytest plugin reports for ``--windtunnel-engine spark|both``: divergences
     between Spark and the oracle (a ``spark``-profile scenario: stock Spark, emissions
-    only; else the exact operator, every output), as ``replay --engine both`` reports."""
+    only; else windtunnel's operators, every output), as ``replay --engine both`` reports."""
     from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_scenario
 
     return compare_with_oracle(scenario, replay_scenario(scenario))

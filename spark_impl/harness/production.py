@@ -82,12 +82,12 @@ def run_lanes(
     events per micro-batch (a ``batch`` item is always one). Raises InvalidSpec when
     the scenarios do not share a query, EngineUnavailable when the JVM operator is missing."""
     from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
-    from windtunnel.spark_impl.exact.outputs import Output as Sink
-    from windtunnel.spark_impl.exact.plan import PRODUCTION, PathChoice
-    from windtunnel.spark_impl.exact.run import run_production
     from windtunnel.spark_impl.jobs.job import spec_of
     from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
+    from windtunnel.spark_impl.production.plan import PRODUCTION, PathChoice
+    from windtunnel.spark_impl.production.run import run_production
+    from windtunnel.spark_impl.production.sink import ProductionSink
 
     if not scenarios:
         return []
@@ -126,7 +126,7 @@ def run_lanes(
             source = (spark.readStream.schema(INPUT_DDL)
                       .option("maxFilesPerTrigger", partitions).parquet(str(source_dir)))
             run_production(
-                job, source, Sink("parquet", str(out_dir)), choice,
+                job, source, ProductionSink("parquet", str(out_dir)), choice,
                 options={"availableNow": True}, checkpoint=str(checkpoint), timeout_s=None,
             )
         from windtunnel.spark_impl.schema import OUTPUT_DDL

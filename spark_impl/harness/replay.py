@@ -39,7 +39,7 @@ def replay_on_spark(
     clock: str = "exact",
     checkpoint: str | None = None,
 ) -> SparkRun:
-    """Run ``scenario`` through the exact operator as a stream of scripted micro-batches.
+    """Run ``scenario`` through the general operator as a stream of scripted micro-batches.
 
     Scenario batches become micro-batches; lone events go ``micro_batch`` per
     micro-batch. Raises InvalidSpec for profiles other than the default.
@@ -62,7 +62,7 @@ def replay_on_spark(
 
 
 def scenario_window(stream: Any, scenario: Scenario, buckets: int) -> Any:
-    """The exact operator over a stream of fed rows (see :func:`feed`) for ``scenario``."""
+    """The general operator over a stream of fed rows (see :func:`feed`) for ``scenario``."""
     return apply_window(
         stream,
         scenario.query,
@@ -183,8 +183,8 @@ def runs_on_production(scenario: Scenario, spark: Any) -> bool:
 def replay_production(scenario: Scenario, spark: Any, *, micro_batch: int = 1) -> SparkRun:
     """``scenario`` through the production operator's streaming path (one lane; each
     micro-batch from one input file; the session's default key slices)."""
-    from windtunnel.spark_impl.exact.plan import default_slices
     from windtunnel.spark_impl.harness.production import run_lanes
+    from windtunnel.spark_impl.production.plan import default_slices
 
     (lane,) = run_lanes(spark, [scenario], slices=default_slices(spark), partitions=1,
                         micro_batch=micro_batch)

@@ -47,7 +47,6 @@ from windtunnel.oracle.model.spec import Query
 from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario, parse_scenario
 from windtunnel.spark_impl.errors import cause_line
-from windtunnel.spark_impl.exact.plan import PathChoice
 from windtunnel.spark_impl.general.operator import (
     apply_window,
     bucket_count,
@@ -67,6 +66,7 @@ from windtunnel.spark_impl.jobs.sources import (
     records_format,
     records_source,
 )
+from windtunnel.spark_impl.production.plan import PathChoice
 from windtunnel.spark_impl.schema import CLOCK, EVENT
 from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.streaming import follow
@@ -135,7 +135,7 @@ def windowed(
     tick_ms: int = 1000,
     buckets: int | None = None,
 ) -> DataFrame:
-    """The exact operator over job input rows: a DataFrame of output rows (schema.OUTPUT_DDL).
+    """The general operator over job input rows: a DataFrame of output rows (schema.OUTPUT_DDL).
 
     ``clock="arrival"``: the wall clock follows ``arrival_ms``; with more than one bucket
     each event is also sent as a ``clock`` row (after the previous seq) to every bucket,
@@ -324,7 +324,7 @@ def _output_rows(
     buckets: int | None,
     sample: Sequence[Mapping[str, Any]],
 ) -> DataFrame:
-    """The exact operator's output rows, or the stock mapping's for ``profile: spark``."""
+    """The general operator's output rows, or stock Spark's for ``profile: spark``."""
     if job.profile != "spark":
         return windowed(job, source, clock=clock, tick_ms=tick_ms, buckets=buckets)
     from windtunnel.spark_impl.stock.job import stock_rows
@@ -375,10 +375,10 @@ def job_path(
     checkpoint: str | None = None,
 ) -> PathChoice:
     """Which path :func:`run_job` takes for this job, and why
-    (:func:`windtunnel.spark_impl.exact.plan.choose_path`; ``PathChoice.explain()`` gives the
+    (:func:`windtunnel.spark_impl.production.plan.choose_path`; ``PathChoice.explain()`` gives the
     lines ``windtunnel run --explain`` prints). Raises InvalidInput when the checkpoint holds
     the production operator's state and it cannot run now."""
-    from windtunnel.spark_impl.exact.plan import choose_path
+    from windtunnel.spark_impl.production.plan import choose_path
 
     job = spec_of(spec)
     return choose_path(
@@ -399,14 +399,14 @@ def _run_production(
     clock: str,
     tick_ms: int,
 ) -> JobReport:
-    from windtunnel.spark_impl.exact.outputs import Output
-    from windtunnel.spark_impl.exact.run import run_production
+    from windtunnel.spark_impl.production.run import run_production
+    from windtunnel.spark_impl.production.sink import ProductionSink
 
     def report(batch_id: int, rows_in: int, rows_out: int, duration_ms: int) -> None:
         if on_batch is not None:
             on_batch(BatchProgress(batch_id, rows_in, rows_out, duration_ms))
 
-    output = Output(sink.kind, sink.path, sink.function)
+    output = ProductionSink(sink.kind, sink.path, sink.function)
     progress, timed_out = run_production(
         job, source, output, choice, options=options, checkpoint=checkpoint,
         timeout_s=timeout_s, on_batch=report, clock=clock, tick_ms=tick_ms,

@@ -13,7 +13,7 @@ operator. Job input rows carry each event as JSON text; stock Spark needs typed 
   for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and measured
   fields doubles.
 
-Output rows have the exact operator's schema (``emit`` rows only: stock Spark drops late
+Output rows have the schema of windtunnel's operators (``emit`` rows only: stock Spark drops late
 rows without a trace; ``after_seq`` and ``wall_ms`` null). Control rows (``clock``,
 ``end``) are ignored: stock Spark has no end of input, so windows the watermark has not
 passed when the input stops are never emitted; :func:`open_windows` counts them from the

@@ -1,4 +1,4 @@
-"""Windowed jobs: simulator outputs and user DataFrames through the exact operator to real sinks.
+"""Windowed jobs: simulator outputs and user DataFrames through windtunnel's operators to real sinks.
 
 Every Spark run is compared with the oracle run over the same records (seq order, each
 record arriving at its ``arrival_ms``), as multisets of the contract's JSON lines: all

@@ -2,7 +2,7 @@
 
 Records come from windtunnel's producer into the local Kafka-wire broker (Tansu, not
 Apache Kafka; ``batch.num.messages=1`` because its high watermark otherwise stops at
-the start of the last record batch) and are read back through the exact operator.
+the start of the last record batch) and are read back through the production operator.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_a_jar_that_does_not_link_demotes_to_the_general_path_with_one_warning(
 ) -> None:
     from windtunnel.oracle.engine import DEFAULT_RULES
     from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
-    from windtunnel.spark_impl.exact.plan import GENERAL, choose_path
+    from windtunnel.spark_impl.production.plan import GENERAL, choose_path
 
     broken = _jar_linked_against_a_class_that_is_gone(tmp_path)
     warnings: list[str] = []

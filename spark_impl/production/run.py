@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
-from windtunnel.spark_impl.exact.outputs import Output
-from windtunnel.spark_impl.exact.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
+from windtunnel.spark_impl.production.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
+from windtunnel.spark_impl.production.sink import ProductionSink
 from windtunnel.spark_impl.schema import CONSTANT, FIELD_PREFIX
 
 STREAM_COLUMNS = {
@@ -136,7 +136,7 @@ def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
 def run_production(
     job: Any,
     source: DataFrame,
-    output: Output,
+    output: ProductionSink,
     choice: PathChoice,
     *,
     options: dict[str, Any],

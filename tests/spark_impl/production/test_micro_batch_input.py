@@ -43,8 +43,8 @@ def _oracle() -> Counter[str]:
 def test_a_source_without_control_columns_is_read_without_them(spark: Any) -> None:
     from pyspark.sql import functions as F
 
-    from windtunnel.spark_impl.exact.run import prepared_input
     from windtunnel.spark_impl.jobs.sources import dataframe_source
+    from windtunnel.spark_impl.production.run import prepared_input
 
     plain = dataframe_source(spark.createDataFrame(ROWS, DDL))
     selected, layout, _ = prepared_input(plain, QUERY)
@@ -64,7 +64,7 @@ def _one_micro_batch(
 ) -> int:
     """Micro-batch 0 of ``selected`` on the production operator into JSON files in ``out``,
     committed: its rows in."""
-    from windtunnel.spark_impl.exact.run import open_run
+    from windtunnel.spark_impl.production.run import open_run
 
     job = open_run(jvm, spark, plan, checkpoint)
     try:
@@ -81,10 +81,10 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
 ) -> None:
     """``foreachBatch`` gives a plan over an RDD of rows, which is read directly; any other
     plan is executed first. Both give the oracle's outputs."""
-    from windtunnel.spark_impl.exact.plan import PRODUCTION, choose_path, plan_json
-    from windtunnel.spark_impl.exact.run import prepared_input
     from windtunnel.spark_impl.jobs.sources import dataframe_source
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
+    from windtunnel.spark_impl.production.plan import PRODUCTION, choose_path, plan_json
+    from windtunnel.spark_impl.production.run import prepared_input
 
     checkpoint = str(tmp_path / "ckpt")
     choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",

@@ -2,7 +2,7 @@
 
 Two paths run the default profile's semantics on Spark:
 
-- **production**: the JVM operator (:mod:`windtunnel.spark_impl.exact`), partitioned by key
+- **production**: the JVM operator (:mod:`windtunnel.spark_impl.production`), partitioned by key
   slice, state on the checkpoint's file system;
 - **general**: ``transformWithStateInPandas`` with one oracle driver per hash bucket
   (:mod:`windtunnel.spark_impl.general.operator`), state in Spark's state store.
