@@ -33,7 +33,7 @@ from windtunnel.simulator.localbroker import local_broker
 from windtunnel.simulator.outputs import write_jsonl
 from windtunnel.simulator.producer import produce
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.jobs.job import (
+from windtunnel.spark_impl.job import (
     JobSpec,
     Sink,
     kafka_records,

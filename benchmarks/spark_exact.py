@@ -123,7 +123,7 @@ def run_stock(spark: Any, directory: Path, store: str) -> float:
 
 
 def run_production(spark: Any, directory: Path, out: Path | None = None) -> float:
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))

@@ -201,7 +201,7 @@ def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
 
 
 def run_production(spark: Any, shape: Shape, directory: Path) -> float:
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))

@@ -74,7 +74,7 @@ def state_bytes(checkpoint: Path) -> int:
 
 def run_production(spark: Any, directory: Path) -> tuple[float, float, int, list[tuple[int, int]]]:
     """(seconds, steady rate, state bytes after the run, [(micro-batch id, state bytes)])."""
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="spark-scale-production-"))

@@ -34,7 +34,6 @@ from windtunnel.conformance.targets.base import (
 )
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import Query
-from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 
 
@@ -112,25 +111,22 @@ class ProductionTarget:
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
         from windtunnel.spark_impl.harness.production import run_lanes
-        from windtunnel.spark_impl.jvm.engine_spec import covered, engine_spec
+        from windtunnel.spark_impl.jobs.path import STOCK, choose_path
+        from windtunnel.spark_impl.jobs.spec import spec_of
+        from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
         groups: dict[str, list[int]] = {}
         for index, scenario in enumerate(scenarios):
-            if scenario.profile.name != "tenzir":
+            job = spec_of(scenario)  # input errors before Spark starts
+            choice = choose_path(job, spark=None)
+            if not choice.production:
+                other = "spark-stock" if choice.path == STOCK else "spark-general"
                 raise InvalidSpec(
-                    "profile", scenario.profile.name,
-                    "windtunnel's Spark operators run the default profile (tenzir)",
-                    "check against --target spark-stock for profile spark, or --profile tenzir",
+                    "--target", self.name,
+                    f"the production operator cannot run it: {choice.reasons[0]}",
+                    f"use --target {other} (what runs it)",
                 )
-            refuse_stages(scenario.query.stages, "windtunnel's production Spark operator")
-            rules = scenario.profile.rules.with_overrides(dict(scenario.rule_overrides))
-            reason = covered(scenario.query, rules)
-            if reason is not None:  # input errors before Spark starts
-                raise InvalidSpec(
-                    "--target", self.name, f"the production operator does not cover {reason}",
-                    "use --target spark-general (the general operator runs every query)",
-                )
-            key = engine_spec(scenario.query, rules, scenario.time_unit_ms, scenario.start_wall_ms)
+            key = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
             groups.setdefault(key, []).append(index)
         spark = check_session(self.spark)
         found: dict[int, TargetRun] = {}

@@ -1,7 +1,7 @@
 """Job input rows and their sources: simulator outputs, Kafka, any DataFrame.
 
 Each source gives a streaming (or, for a user's DataFrame, possibly batch) DataFrame of
-job input rows (:data:`JOB_INPUT_DDL`) for :func:`windtunnel.spark_impl.jobs.job.windowed`.
+job input rows (:data:`JOB_INPUT_DDL`) for :func:`windtunnel.spark_impl.job.windowed`.
 """
 
 from __future__ import annotations

@@ -1,139 +1,44 @@
-"""Which path a streaming job takes, why, and the plan the production operator runs.
-
-Two paths run the default profile's semantics on Spark:
-
-- **production**: the JVM operator (:mod:`windtunnel.spark_impl.production`), partitioned by key
-  slice, state on the checkpoint's file system;
-- **general**: ``transformWithStateInPandas`` with one oracle driver per hash bucket
-  (:mod:`windtunnel.spark_impl.general.operator`), state in Spark's state store.
-
-:func:`choose_path` takes the production path unless one of these holds, and then names
-it: the engine does not cover the query (:func:`windtunnel.spark_impl.jvm.engine_spec.covered`:
-trailing windows, rules other than the default profile's, ...); the session has no JVM in
-this process or the jar does not load (a Spark Connect client; the one warning line of
-:func:`windtunnel.spark_impl.jvm.binding.load`); the sink is a memory table; the input is a
-batch DataFrame; or the checkpoint was started by the
-general path (its state stays in Spark's state store). A checkpoint started by the
-production path never moves to the general one: if the production path cannot run on it,
-the job stops with one line.
+"""What the production operator runs and where: whether it can run a query in a session,
+and the plan its Java side runs from (where the stream columns sit in the micro-batch rows,
+how events are read, the key slices and what a checkpoint's state is tied to).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import Query
 
-PRODUCTION = "production"
-GENERAL = "general"
-
 SIMPLE_TYPES = ("bigint", "int", "smallint", "tinyint", "double", "float", "string", "boolean")
 """Spark column types the map side reads directly; any other type of an event column makes
-the event travel as ``to_json`` text, as the general path reads it."""
-
-PLAN_SINKS = ("json", "parquet", "console", "foreach_batch")
+the event travel as ``to_json`` text, as the general operator reads it."""
 
 
-@dataclass(frozen=True, slots=True)
-class PathChoice:
-    """The path a job takes, the reasons against the other one, and the slice count."""
+def not_covered(query: Query, rules: Rules) -> str | None:
+    """What of ``query`` under ``rules`` the Java engine does not cover, in one line
+    (:func:`windtunnel.spark_impl.jvm.engine_spec.covered`), or None."""
+    from windtunnel.spark_impl.jvm.engine_spec import covered
 
-    path: str
-    reasons: tuple[str, ...] = ()
-    slices: int = 0
-    jvm: Any = None
+    return covered(query, rules)
 
-    @property
-    def production(self) -> bool:
-        return self.path == PRODUCTION
 
-    def explain(self, checkpoint: str | None = None) -> str:
-        """What ``windtunnel run --explain`` prints: the path and why, one line each."""
-        if self.production:
-            where = f"; state under {checkpoint}/windtunnel" if checkpoint else ""
-            lines = [
-                f"path: production (the JVM operator, {self.slices} key slices in parallel"
-                f"{where}, through Hadoop's FileSystem API)"
-            ]
-        else:
-            lines = [
-                "path: general (transformWithStateInPandas, one oracle driver per key bucket, "
-                "state in Spark's state store)"
-            ]
-            lines += [f"  because {reason}" for reason in self.reasons]
-        return "\n".join(lines)
+def not_loaded(spark: Any) -> str | None:
+    """Why the JVM operator does not load into ``spark``'s session, in one line (a Spark
+    Connect client, a jar that does not link: :func:`windtunnel.spark_impl.jvm.binding.load`,
+    which warns once), or None when it loads."""
+    from windtunnel.spark_impl.jvm.binding import load
+
+    loaded = load(spark)
+    return None if loaded.jvm is not None else loaded.reason
 
 
 def fingerprint(engine_spec: str, slices: int) -> str:
     """What a checkpoint's state is tied to: the engine's spec and the slice count."""
     return hashlib.sha256(f"{engine_spec}\n{slices}".encode()).hexdigest()[:32]
-
-
-def checkpoint_kind(checkpoint: str) -> str | None:
-    """``production`` when the checkpoint holds the production operator's state, ``general``
-    when Spark's state store holds operator state (the general path started it), else None.
-    Local paths only; other file systems are asked by the Java side when the query opens."""
-    if "://" in checkpoint and not checkpoint.startswith("file:"):
-        return None
-    path = Path(checkpoint.removeprefix("file://").removeprefix("file:"))
-    if (path / "windtunnel" / "FORMAT").is_file():
-        return PRODUCTION
-    state = path / "state"
-    if state.is_dir() and any(state.iterdir()):
-        return GENERAL
-    return None
-
-
-def choose_path(
-    query: Query,
-    rules: Rules,
-    *,
-    spark: Any,
-    streaming: bool,
-    sink_kind: str,
-    clock: str,
-    checkpoint: str | None,
-    slices: int | None = None,
-) -> PathChoice:
-    """The path for a job (see the module docstring); loads the JVM operator when needed.
-    Raises
-    InvalidInput when the checkpoint belongs to the production path and it cannot run now."""
-    from windtunnel.spark_impl.jvm.engine_spec import covered
-
-    reasons: list[str] = []
-    uncovered = covered(query, rules)
-    if uncovered is not None:
-        reasons.append(f"the JVM engine does not cover {uncovered}")
-    if not streaming:
-        reasons.append("the input is a batch DataFrame (the general path runs it once)")
-    if sink_kind not in PLAN_SINKS:
-        reasons.append(f"the {sink_kind} sink needs a streaming query's own sink")
-    owner = checkpoint_kind(checkpoint) if checkpoint else None
-    if owner == GENERAL:
-        reasons.append(f"the checkpoint {checkpoint} was started by the general path")
-    jvm = None
-    if not reasons:
-        from windtunnel.spark_impl.jvm.binding import load
-
-        loaded = load(spark)
-        jvm = loaded.jvm
-        if jvm is None:
-            reasons.append(loaded.reason)
-    if reasons:
-        if owner == PRODUCTION:
-            raise InvalidInput(
-                "checkpoint", checkpoint,
-                f"holds the production operator's state, which cannot run now ({reasons[0]})",
-                "run it where the JVM operator loads, or start a new checkpoint",
-            )
-        return PathChoice(GENERAL, tuple(reasons))
-    return PathChoice(PRODUCTION, (), slices or default_slices(spark), jvm)
 
 
 def default_slices(spark: Any) -> int:

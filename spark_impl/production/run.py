@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
-from windtunnel.spark_impl.production.plan import SIMPLE_TYPES, PathChoice, input_layout, plan_json
+from windtunnel.spark_impl.production.plan import SIMPLE_TYPES, input_layout, plan_json
 from windtunnel.spark_impl.production.sink import ProductionSink
 from windtunnel.spark_impl.schema import CONSTANT, FIELD_PREFIX
 
@@ -137,8 +137,8 @@ def run_production(
     job: Any,
     source: DataFrame,
     output: ProductionSink,
-    choice: PathChoice,
     *,
+    slices: int,
     options: dict[str, Any],
     checkpoint: str,
     timeout_s: float | None,
@@ -146,23 +146,31 @@ def run_production(
     clock: str = "arrival",
     tick_ms: int = 1000,
 ) -> tuple[Progress, bool]:
-    """Runs the job; returns its micro-batches and whether ``timeout_s`` stopped it.
+    """Runs ``job`` (its query, rules, time unit and start of the wall clock, as
+    :class:`~windtunnel.spark_impl.job.JobSpec` has them) over ``source`` into ``output``;
+    returns its micro-batches and whether ``timeout_s`` stopped it. ``slices``: the key
+    slices of a new checkpoint (a checkpoint keeps the count it started with).
 
     ``clock="system"``: the wall clock is the system clock, read once per micro-batch when
     it starts (every key's idle windows close then, keys without input included); under an
     interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
     run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
-    EngineUnavailable when the query fails (its first line)."""
+    EngineUnavailable when the JVM operator is not available or the query fails (its first
+    line)."""
+    from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
     from windtunnel.spark_impl.streaming import follow
 
     spark = source.sparkSession
-    jvm = choice.jvm
+    loaded = load(spark)
+    jvm = loaded.jvm
+    if jvm is None:
+        raise EngineUnavailable(f"the JVM operator is not available: {loaded.reason}")
     system = clock == "system"
     ticks = system and "processingTime" in options
     selected, layout, time_is_ts = prepared_input(source, job.query, read_constants=ticks)
     spec = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
-    slices = stored_slices(jvm, spark, checkpoint) or choice.slices
+    slices = stored_slices(jvm, spark, checkpoint) or slices
     plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock)
     run = open_run(jvm, spark, plan, checkpoint)
     progress = Progress()

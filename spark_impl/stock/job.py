@@ -1,7 +1,7 @@
 """``profile: spark`` specs in a job: the stock mapping over job input rows.
 
 A ``spark``-profile spec describes what stock Spark does (``withWatermark`` +
-``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.jobs.job.run_job`
+``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.job.run_job`
 runs exactly that (:func:`windtunnel.spark_impl.stock.mapping.stock_window`) instead of the exact
 operator. Job input rows carry each event as JSON text; stock Spark needs typed columns:
 

@@ -13,7 +13,7 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.spark_impl.harness.general import general_rules
 from windtunnel.spark_impl.harness.job_columns import missing_column, missing_column_error
-from windtunnel.spark_impl.jobs.job import JobSpec
+from windtunnel.spark_impl.job import JobSpec
 from windtunnel.spark_impl.stock.mapping import check_stock
 from windtunnel.spark_impl.stock.payload import payload_schema
 

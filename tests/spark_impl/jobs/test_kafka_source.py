@@ -24,7 +24,7 @@ from windtunnel.simulator.localbroker import local_broker
 from windtunnel.simulator.outputs import write_jsonl, write_scenario
 from windtunnel.simulator.records import kafka_records as kafka_records_of
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.jobs.job import JobSpec, Sink, load_spec
+from windtunnel.spark_impl.job import JobSpec, Sink, load_job_spec
 from windtunnel.spark_impl.jobs.kafka_python import limit_offsets, parse_options
 
 EVENTS = 360
@@ -159,7 +159,7 @@ def produce_records(broker: str, topic: str, seqs: range) -> None:
 def small_windows(generated: Path) -> JobSpec:
     import dataclasses
 
-    spec = load_spec(generated / "scenario.yaml")
+    spec = load_job_spec(generated / "scenario.yaml")
     window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
     return dataclasses.replace(spec, query=dataclasses.replace(spec.query, window=window))
 
@@ -178,7 +178,7 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
 ) -> None:
     """Three partitions read in one micro-batch: Spark tasks interleave the partitions,
     the operator orders rows by their ``wt-seq``; outputs equal the oracle's."""
-    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
     spec = small_windows(generated)
     expected = oracle_outputs(spec, generated)
@@ -198,7 +198,7 @@ def test_a_run_restarted_from_its_checkpoint_equals_the_oracle(
 ) -> None:
     """Half the records, a run, the rest, a second run from the checkpoint: each micro-batch
     continues the stream, and the outputs equal the oracle's."""
-    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
     topic = "halves"
     spec = small_windows(generated)
@@ -222,7 +222,7 @@ def test_a_capped_read_that_cuts_the_stream_out_of_order_fails(
     holds seqs below ones already run: the job stops naming the seqs instead of running on
     with a wrong clock."""
     from windtunnel.oracle.model.errors import EngineUnavailable as Failed
-    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
     rows = kafka_source(
         spark, bootstrap=broker, topic=TOPIC, reader="python",
@@ -235,7 +235,7 @@ def test_a_capped_read_that_cuts_the_stream_out_of_order_fails(
 @pytest.mark.spark
 @pytest.mark.kafka
 def test_rows_have_sparks_kafka_schema_and_the_records(spark: Any, broker: str) -> None:
-    from windtunnel.spark_impl.jobs.job import kafka_records
+    from windtunnel.spark_impl.job import kafka_records
 
     raw, reader = kafka_records(spark, bootstrap=broker, topic=TOPIC, reader="python")
     assert reader == "python"

@@ -81,15 +81,16 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
 ) -> None:
     """``foreachBatch`` gives a plan over an RDD of rows, which is read directly; any other
     plan is executed first. Both give the oracle's outputs."""
+    from windtunnel.spark_impl.job import JobSpec, choose_path
     from windtunnel.spark_impl.jobs.sources import dataframe_source
+    from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
-    from windtunnel.spark_impl.production.plan import PRODUCTION, choose_path, plan_json
+    from windtunnel.spark_impl.production.plan import plan_json
     from windtunnel.spark_impl.production.run import prepared_input
 
     checkpoint = str(tmp_path / "ckpt")
-    choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
-                         clock="arrival", checkpoint=checkpoint, slices=2)
-    assert choice.path == PRODUCTION, choice.explain()
+    choice = choose_path(JobSpec(QUERY, DEFAULT_RULES), spark=spark, checkpoint=checkpoint, slices=2)
+    assert (choice.path, choice.slices) == ("production", 2), choice.explain()
     selected, layout, time_is_ts = prepared_input(
         dataframe_source(spark.createDataFrame(ROWS, DDL)), QUERY
     )
@@ -99,7 +100,7 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
     assert (plan_kind == "LogicalRDD") == (given_as == "rows-of-an-rdd")
     plan = plan_json(QUERY, engine_spec(QUERY, DEFAULT_RULES, 1, 0), 2, layout,
                      time_is_timestamp=time_is_ts)
-    rows_in = _one_micro_batch(choice.jvm, spark, plan, checkpoint, selected, tmp_path / "out")
+    rows_in = _one_micro_batch(load(spark).jvm, spark, plan, checkpoint, selected, tmp_path / "out")
     assert rows_in == len(ROWS)
     got = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out")).collect()]
     assert Counter(canonical_lines(outputs_in_order(got))) == _oracle()
