@@ -12,7 +12,7 @@ Sides (each timed from query start to termination, best of ``--repeat``):
   k).count()``, append mode, into the ``noop`` sink, on the HDFS-backed state store (and the
   RocksDB one with ``--stock-store both``);
 - ``production``: ``run_job(query, dataframe_source(stream), Sink("parquet", dir))``: the
-  JVM operator, key slices in parallel, state on the checkpoint, output files published;
+  production operator, key slices in parallel, state on the checkpoint, output files published;
 - ``general`` (``--general``): ``apply_window`` into ``noop`` (transformWithStateInPandas,
   one oracle driver per bucket).
 

@@ -144,7 +144,7 @@ def choose_path(
             raise InvalidInput(
                 "checkpoint", checkpoint,
                 f"holds the production operator's state, which cannot run now ({reasons[0]})",
-                "run it where the JVM operator loads, or start a new checkpoint",
+                "run it where the production operator loads, or start a new checkpoint",
             )
         return PathChoice(GENERAL, tuple(reasons))
     if spark is None:

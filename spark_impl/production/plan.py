@@ -27,7 +27,7 @@ def not_covered(query: Query, rules: Rules) -> str | None:
 
 
 def not_loaded(spark: Any) -> str | None:
-    """Why the JVM operator does not load into ``spark``'s session, in one line (a Spark
+    """Why the production operator does not load into ``spark``'s session, in one line (a Spark
     Connect client, a jar that does not link: :func:`windtunnel.spark_impl.jvm.binding.load`,
     which warns once), or None when it loads."""
     from windtunnel.spark_impl.jvm.binding import load

@@ -3,7 +3,7 @@
 :func:`run_production` opens the checkpoint (``ProductionRun.open`` on the Java side: a checkpoint
 whose state is missing, corrupt, or from another format or query stops here with one line),
 then runs a ``foreachBatch`` query whose micro-batch function computes the micro-batch's
-output rows on the JVM operator, hands them to the sink (:mod:`~.outputs`) and commits the
+output rows on the production operator, hands them to the sink (:mod:`~.sink`) and commits the
 state version. Events travel as typed columns when the job's input carries them
 (``dataframe_source`` keeps a user DataFrame's columns beside the JSON payload, as
 ``wt_field_<name>``) and every one is of a type the map side reads; otherwise as the JSON
@@ -124,7 +124,7 @@ def open_run(jvm: Any, spark: Any, plan: str, checkpoint: str) -> Any:
         line = java_cause(exc)
         if "StateError" in line:
             raise state_error(checkpoint, line) from None
-        raise EngineUnavailable(f"the JVM operator cannot open {checkpoint}: {cause_line(exc)}") from None
+        raise EngineUnavailable(f"the production operator cannot open {checkpoint}: {cause_line(exc)}") from None
 
 
 def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
@@ -155,7 +155,7 @@ def run_production(
     it starts (every key's idle windows close then, keys without input included); under an
     interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
     run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
-    EngineUnavailable when the JVM operator is not available or the query fails (its first
+    EngineUnavailable when the production operator is not available or the query fails (its first
     line)."""
     from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
@@ -165,7 +165,7 @@ def run_production(
     loaded = load(spark)
     jvm = loaded.jvm
     if jvm is None:
-        raise EngineUnavailable(f"the JVM operator is not available: {loaded.reason}")
+        raise EngineUnavailable(f"the production operator is not available: {loaded.reason}")
     system = clock == "system"
     ticks = system and "processingTime" in options
     selected, layout, time_is_ts = prepared_input(source, job.query, read_constants=ticks)

@@ -1,12 +1,12 @@
 """Where the production operator's output rows go, once per micro-batch.
 
 Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N``, as
-the engine emits them, as ``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
-them; Parquet through Parquet's own writer), replacing an earlier attempt's file, so a
-micro-batch Spark replays after a restart replaces its files instead of adding to them: with
-the checkpoint, every output row lands exactly once. One Spark job per micro-batch, no
-writer of Spark's: its commit protocol cost more per micro-batch than the window logic. Read
-them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
+the engine emits them, as ``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as
+Spark's JSON writer writes them; Parquet through Parquet's own writer), replacing an earlier
+attempt's file, so a micro-batch Spark replays after a restart replaces its files instead of
+adding to them: with the checkpoint, every output row lands exactly once. One Spark job per
+micro-batch, and no writer of Spark's, so no commit protocol of its own (docs/spark.md,
+"Speed"). Read them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
 
 Other sinks get the micro-batch's rows as a DataFrame, computed once: computing them writes
 the slices' new state, so a sink that would read them twice (or only part of them, as
@@ -23,7 +23,6 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 FILE_FORMATS = ("json", "parquet")
-
 
 SINK_KINDS = (*FILE_FORMATS, "console", "foreach_batch")
 """The sinks the production operator writes to (a ``memory`` table needs a query's own sink)."""

@@ -10,7 +10,7 @@ operator. Job input rows carry each event as JSON text; stock Spark needs typed 
   anything else is no time (the row is ignored, as ``window()`` ignores null times);
 - the fields the spec groups by and aggregates are typed from a sample of the payloads
   (:func:`~windtunnel.spark_impl.stock.payload.payload_schema`: one JSON type per key, numbers
-  for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and measured
+  for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and aggregated
   fields doubles.
 
 Output rows have the schema of windtunnel's operators (``emit`` rows only: stock Spark drops late
@@ -55,7 +55,7 @@ def event_time(payload: Column, on: str, time_unit_ms: int) -> Column:
 
 
 def fallback_schema(query: Query) -> T.StructType:
-    """Field types without a sample: keys text, measured fields doubles, counted text."""
+    """Field types without a sample: keys text, aggregated fields doubles, counted text."""
     sample: list[dict[str, Any]] = []
     schema = payload_schema(query, sample)
     numeric = {a.field for a in query.aggregate or () if a.field and a.function != "count"}

@@ -148,9 +148,9 @@ def stock_window(
     by = [field_column(p).alias(f"_b{i}") for i, p in enumerate(query.aggregate_by)]
     aggregations = [a for a in query.aggregate or () if a.function in ("count", "sum", "min",
                                                                           "max", "avg")]
-    measured = [_aggregate(a.function, a.field).alias(f"_a{i}") for i, a in enumerate(aggregations)]
+    aggregated = [_aggregate(a.function, a.field).alias(f"_a{i}") for i, a in enumerate(aggregations)]
     grouped = timed.groupBy(bounds.alias("_w"), *keys, *by).agg(
-        F.count(F.lit(1)).alias("_n"), *measured
+        F.count(F.lit(1)).alias("_n"), *aggregated
     )
     start, end = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
     fields: list[Column] = [F.col(f"_b{i}").alias(p) for i, p in enumerate(query.aggregate_by)]

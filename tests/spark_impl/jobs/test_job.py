@@ -86,7 +86,7 @@ def read_outputs(spark: Any, path: Path, fmt: str = "json") -> list[Output]:
     return outputs_in_order(r.asDict() for r in frame.collect())
 
 
-def test_load_spec_ignores_input_and_expect(generated: Path) -> None:
+def test_load_job_spec_ignores_input_and_expect(generated: Path) -> None:
     spec = load_job_spec(generated / "scenario.yaml")
     assert spec.query.group_by == ("user_id",)
     assert spec.start_wall_ms > 0

@@ -39,9 +39,8 @@ public final class ProductionRun {
   private final Configuration conf;
   /** The same for the tasks, sent once per query as Spark sends its own (a Spark class: the
    * value a local-mode task reads is the driver's object, which a class of this jar, loaded
-   * once on the driver and once for the executors, could not be cast to). Deserializing a
-   * Configuration per task (hundreds of gzip-compressed strings) cost more than a small
-   * micro-batch's window work. */
+   * once on the driver and once for the executors, could not be cast to), rather than with
+   * every task: a Configuration is hundreds of gzip-compressed strings. */
   private final Broadcast<SerializableConfiguration> taskConf;
   private final String root;
   private final String token;
@@ -105,7 +104,7 @@ public final class ProductionRun {
 
   /** Micro-batch {@code version}'s outputs written as files ({@code json} or {@code parquet},
    * one per slice with outputs) into {@code directory} by the slices' tasks: one Spark job,
-   * no writer of Spark's (whose commit protocol cost more than the window logic). */
+   * no writer of Spark's and so no commit protocol of its own. */
   public void writeFiles(Dataset<Row> batch, long version, long systemMs, String format,
       String directory) {
     rows(batch, version, systemMs, format, directory).count();
