@@ -25,7 +25,7 @@ from windtunnel.simulator.outputs import write_jsonl, write_scenario
 from windtunnel.simulator.records import kafka_records as kafka_records_of
 from windtunnel.simulator.workloads import simulate
 from windtunnel.spark_impl.job import JobSpec, Sink, load_job_spec
-from windtunnel.spark_impl.jobs.kafka_python import limit_offsets, parse_options
+from windtunnel.spark_impl.jobs.kafka_options import limit_offsets, parse_options
 
 EVENTS = 360
 TOPIC = "payments"
