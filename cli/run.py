@@ -143,7 +143,8 @@ def run_command(
         raise InvalidInput("--out", out, "is a file", "give a directory")
     target = Sink(kind, path=out)
     # the path as far as it is known before Spark starts (input errors now; stock or not)
-    stock = choose_path(job_spec, spark=None, sink_kind=kind, clock=clock).path == STOCK
+    known = choose_path(job_spec, spark=None, sink_kind=kind, clock=clock, checkpoint=checkpoint)
+    stock = known.path == STOCK
 
     def say(line: str) -> None:
         if not quiet:
