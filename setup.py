@@ -17,7 +17,7 @@ setup(
     package_dir={f"windtunnel.{part}": part for part in PARTS},
     package_data={
         **{f"windtunnel.{part}": ["py.typed"] for part in ("oracle", "simulator")},
-        # the JVM operator's sources (built against the installed Spark on first use) and
+        # the production operator's sources (built against the installed Spark on first use) and
         # its jar for machines without javac (tools/build_jar.py)
         "windtunnel.spark_impl.jvm": ["*.jar", "src/**/*.java"],
         # the Flink harness, compiled (tools/build_flink_jar.py) and its sources

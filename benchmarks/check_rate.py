@@ -1,6 +1,6 @@
 """Scenarios checked per minute on Spark: one query per scenario against many per query.
 
-For the exact operator (``spark``) and the stock mapping (``spark-stock``), on the same
+For the production operator (``spark``) and the stock mapping (``spark-stock``), on the same
 generated scenarios (one spec, streams from ``simulator.strategies.streams``), in one
 session: (a) one query per scenario (``replay_on_spark`` / ``replay_stock``) on the first
 ``--solo`` scenarios, (b) the batched targets (``conformance.spark_targets``) on all of
@@ -105,7 +105,7 @@ def main() -> None:
     stock_spec = parse_scenario(load_yaml("profile: spark\n" + SPEC))
     stock = [dataclasses.replace(stock_spec, items=i) for i in items]
     general_target(spark).run_many(exact[:2])  # warm-up: session, first query
-    measure("spark (exact operator)", exact, args.solo,
+    measure("spark (production operator)", exact, args.solo,
             lambda s: replay_on_spark(s, spark), general_target(spark))
     measure("spark-stock", stock[: args.stock_scenarios], args.solo,
             lambda s: replay_stock(s, spark), stock_target(spark))

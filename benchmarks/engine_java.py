@@ -1,7 +1,8 @@
 """Throughput of the Java window engine (``windtunnel.engine``) on one core.
 
-Compiles the engine's sources (``javac --release 17``) into a temporary folder and runs its
-``Bench`` main class, which times one slice by the thread's CPU time (a busy machine does not
+Compiles the engine's sources (``javac --release 17``) with the benchmark's own ``Bench``
+main class (``benchmarks/jvm/windtunnel/engine/Bench.java``: not part of the product's jar)
+into a temporary folder and runs it; it times one slice by the thread's CPU time (a busy machine does not
 skew it) against a baseline run in the same JVM: per-(key, window) counters in a HashMap doing
 the least the shape needs (no clocks, late test, idle timers or output rows).
 
@@ -24,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent.parent / "spark_impl" / "jvm" / "src" / "windtunnel" / "engine"
+BENCH = Path(__file__).resolve().parent / "jvm" / "windtunnel" / "engine" / "Bench.java"
 
 
 def main() -> int:
@@ -37,7 +39,7 @@ def main() -> int:
         print("javac and java (JDK 17 or later) are needed on PATH", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as classes:
-        sources = sorted(str(p) for p in SOURCES.glob("*.java"))
+        sources = [*sorted(str(p) for p in SOURCES.glob("*.java")), str(BENCH)]
         subprocess.run([javac, "--release", "17", "-d", classes, *sources], check=True)
         done = subprocess.run(
             [java, "-cp", classes, "windtunnel.engine.Bench", args.shape, str(args.events), str(args.rounds)],

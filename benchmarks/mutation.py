@@ -89,7 +89,7 @@ class Sandbox:
     def check_imports(self) -> None:
         """Fail unless the copy's oracle and spark_impl are the ones imported."""
         code = (
-            "import windtunnel.oracle.windows.fixed as f, windtunnel.spark_impl.exact.plan as s;"
+            "import windtunnel.oracle.windows.fixed as f, windtunnel.spark_impl.production.plan as s;"
             "print(f.__file__); print(s.__file__)"
         )
         done = subprocess.run(

@@ -12,7 +12,7 @@ Sides (each timed from query start to termination, best of ``--repeat``):
   k).count()``, append mode, into the ``noop`` sink, on the HDFS-backed state store (and the
   RocksDB one with ``--stock-store both``);
 - ``production``: ``run_job(query, dataframe_source(stream), Sink("parquet", dir))``: the
-  JVM operator, key slices in parallel, state on the checkpoint, output files published;
+  production operator, key slices in parallel, state on the checkpoint, output files published;
 - ``general`` (``--general``): ``apply_window`` into ``noop`` (transformWithStateInPandas,
   one oracle driver per bucket).
 
@@ -123,7 +123,7 @@ def run_stock(spark: Any, directory: Path, store: str) -> float:
 
 
 def run_production(spark: Any, directory: Path, out: Path | None = None) -> float:
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))
@@ -143,10 +143,11 @@ def run_general(spark: Any, directory: Path) -> float:
 
 
 def floors_jar(build_dir: Path) -> Path:
-    """benchmarks/jvm/*.java compiled against the installed Spark."""
+    """benchmarks/jvm/windtunnel/bench/*.java compiled against the installed Spark."""
     from windtunnel.spark_impl.jvm.build import compile_jar
 
-    return compile_jar(build_dir / "floors.jar", root=Path(__file__).resolve().parent / "jvm")
+    floors = Path(__file__).resolve().parent / "jvm" / "windtunnel" / "bench"
+    return compile_jar(build_dir / "floors.jar", root=floors)
 
 
 def run_floor(spark: Any, directory: Path, name: str, floors: Any) -> float:

@@ -21,7 +21,7 @@ Sides, each timed from query start to termination, best of ``--repeat``:
 - ``stock-parquet``: the same stock query into Spark's Parquet file sink (what a job that
   keeps its results writes; the production side writes Parquet files too);
 - ``production``: ``run_job(spec, dataframe_source(stream), Sink("parquet", dir))`` as a
-  user calls it: the JVM operator, partitioned by key slice, state on the checkpoint, output
+  user calls it: the production operator, partitioned by key slice, state on the checkpoint, output
   Parquet files written and published before the clock stops;
 - ``general`` (``--general``): ``apply_window`` into ``noop`` (transformWithStateInPandas).
 
@@ -201,7 +201,7 @@ def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
 
 
 def run_production(spark: Any, shape: Shape, directory: Path) -> float:
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))

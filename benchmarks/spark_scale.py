@@ -6,7 +6,7 @@ Workload (``spark_exact.workload``): 10,000,000 events over 100,000 keys, 5% out
 
 - stock: ``withWatermark`` + ``groupBy(window, k).count()`` on the HDFS-backed state store,
   ``noop`` sink (the baseline);
-- production: ``run_job`` over ``dataframe_source`` (the JVM operator, key slices in
+- production: ``run_job`` over ``dataframe_source`` (the production operator, key slices in
   parallel, state on the checkpoint), rows written as Parquet files.
 
 Prints for each side the events/s over the whole run and the steady rate (micro-batches after
@@ -74,7 +74,7 @@ def state_bytes(checkpoint: Path) -> int:
 
 def run_production(spark: Any, directory: Path) -> tuple[float, float, int, list[tuple[int, int]]]:
     """(seconds, steady rate, state bytes after the run, [(micro-batch id, state bytes)])."""
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="spark-scale-production-"))

@@ -15,7 +15,7 @@ from windtunnel.cli.plot import plot_command
 from windtunnel.cli.profiles import profiles_command
 from windtunnel.cli.replay import replay_command
 from windtunnel.cli.run import run_command
-from windtunnel.spark_impl.session import LOG_ENV
+from windtunnel.spark_impl.spark_log import LOG_ENV
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

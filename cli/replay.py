@@ -66,7 +66,8 @@ def replay_command(
 
     Exits 1 when the scenario's expect block does not hold (or, with --engine both,
     when Spark and the oracle diverge), 2 on invalid input. On Spark, profile tenzir
-    runs the exact operator and profile spark the stock mapping (emissions only).
+    runs the path windtunnel run would take (the production operator where it covers
+    the query, else the general one) and profile spark stock Spark (emissions only).
     """
     scenario = load_scenario(file)
     style = TimeStyle(times, scenario.time_unit_ms, closed_end(scenario.query.window, scenario.rules))

@@ -75,8 +75,8 @@ def parse_kafka(source: str) -> tuple[str, str]:
 @click.option(
     "--explain",
     is_flag=True,
-    help="Print which path the job takes (the JVM operator or the general one) and why; "
-    "run nothing.",
+    help="Print which path the job takes (the production operator, the general one or "
+    "stock Spark) and why; run nothing.",
 )
 @friendly
 def run_command(
@@ -97,8 +97,10 @@ def run_command(
     explain: bool,
 ) -> None:
     """Run the window of SPEC (a scenario or spec file; its input is ignored) over SOURCE
-    on Spark, exact per event (default profile), and write every emission and drop;
-    a profile spark SPEC runs stock Spark's mapping (withWatermark + window; emissions).
+    on Spark, exact per event (default profile: the production operator where it covers
+    the query, else the general one; --explain says which and why), and write every
+    emission and drop; a profile spark SPEC runs stock Spark (withWatermark + window;
+    emissions).
 
     SOURCE is what `windtunnel generate` wrote (a spark-dir directory, a .jsonl or a
     .parquet file) or kafka://HOST:PORT/TOPIC (Spark's Kafka connector when it is on the
@@ -109,14 +111,16 @@ def run_command(
     --out is created. Exits 2 on invalid input or a failed job, 130 on Ctrl-C.
     """
     with requires_extra("spark", "windtunnel run"):
-        from windtunnel.spark_impl.jobs.job import (
+        from windtunnel.spark_impl.job import (
             Sink,
-            load_spec,
+            choose_path,
+            load_job_spec,
             records_format,
             trigger_options,
         )
+        from windtunnel.spark_impl.jobs.path import STOCK
 
-    job_spec = load_spec(spec)
+    job_spec = load_job_spec(spec)
     is_kafka = source.startswith(KAFKA_PREFIX)
     kafka = parse_kafka(source) if is_kafka else None
     if not is_kafka:
@@ -132,27 +136,25 @@ def run_command(
         raise InvalidInput(
             "--trigger", trigger, "an interval trigger runs until stopped", "also give --timeout"
         )
-    if job_spec.profile == "spark" and clock == "system":
-        raise InvalidInput(
-            "--clock", clock, "a profile spark spec runs stock Spark, which has no wall clock",
-            "drop --clock (stock Spark's windows close by the watermark alone)",
-        )
     kind = sink or ("json" if out else "console")
     if out is not None and kind == "console":
         raise InvalidInput("--out", out, "the console sink writes no files", "drop --out")
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise InvalidInput("--out", out, "is a file", "give a directory")
     target = Sink(kind, path=out)
+    # the path as far as it is known before Spark starts (input errors now; stock or not)
+    known = choose_path(job_spec, spark=None, sink_kind=kind, clock=clock, checkpoint=checkpoint)
+    stock = known.path == STOCK
 
     def say(line: str) -> None:
         if not quiet:
             click.echo(line, err=True)
 
-    held = look_at_source(source, kafka, job_spec.profile == "spark", "availableNow" in options, say)
+    held = look_at_source(source, kafka, stock, "availableNow" in options, say)
     if out is not None:
         make_out_dir(out)
 
-    from windtunnel.spark_impl.jobs.job import (
+    from windtunnel.spark_impl.job import (
         job_path,
         kafka_job_rows,
         kafka_records,
@@ -161,30 +163,20 @@ def run_command(
     )
     from windtunnel.spark_impl.session import spark_session
 
-    ended = kafka is None and not no_end and job_spec.profile != "spark"  # stock Spark never ends
+    ended = kafka is None and not no_end and not stock  # stock Spark has no end of input
     spark = spark_session(master, remote)
     _quiet_logs(spark)
     if kafka is not None:
         raw, reader = kafka_records(spark, bootstrap=kafka[0], topic=kafka[1], reader="auto")
-        if held.keys is None or job_spec.profile == "spark":  # stock Spark shuffles anyway
-            rows = kafka_job_rows(raw)
-        else:
-            from windtunnel.spark_impl.exact.plan import partitioner_of
-
-            rows = kafka_job_rows(
-                raw, partitions=held.keys.partitions, partitioner=partitioner_of(spark, held.keys)
-            )
+        rows = kafka_job_rows(raw)
         say(f"kafka: reading topic {kafka[1]} with {KAFKA_READER_NAMES[reader]}")
     else:
         rows = records_source(spark, source, rows_per_batch=rows_per_batch, end_of_input=ended)
     if explain:
-        if job_spec.profile == "spark":
-            click.echo("path: stock (profile spark: the stock mapping, withWatermark + window())")
-        else:
-            click.echo(job_path(job_spec, rows, target, clock=clock, checkpoint=checkpoint)
-                       .explain(checkpoint))
+        click.echo(job_path(job_spec, rows, target, clock=clock, checkpoint=checkpoint)
+                   .explain(checkpoint))
         return
-    if job_spec.profile == "spark":
+    if stock:
         say("profile spark: stock Spark's withWatermark + window(); late rows are dropped "
             "without a trace (no drop rows)")
     total = None
@@ -210,18 +202,13 @@ def run_command(
     where = f" to {out}" if out else ""
     kept = (f"checkpoint {report.checkpoint}" if report.checkpoint
             else "no checkpoint kept: give --checkpoint DIR to resume")
-    if report.unshuffled is not None and report.batches:
-        click.echo(
-            f"kafka: {report.unshuffled} of {len(report.batches)} micro-batches skipped the "
-            "shuffle (their input partitions each held one key slice's keys)", err=True,
-        )
     click.echo(
         f"{job_spec.name}: {len(report.batches)} micro-batches, {report.rows_in} rows in, "
-        f"{report.rows_out} outputs{where} ({kept})",
+        f"{report.rows_out} outputs{where} ({report.path} path; {kept})",
         err=True,
     )
     for line in end_notes(report, held, ended=ended, kafka=kafka is not None,
-                          stock=job_spec.profile == "spark", available_now="availableNow" in options):
+                          stock=report.path == STOCK, available_now="availableNow" in options):
         click.echo(line, err=True)
 
 

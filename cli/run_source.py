@@ -21,14 +21,11 @@ TANSU_NOTE = (
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What the source holds when the run starts: ``records`` (None: unknown), a
-    ``sample`` of payloads (only for ``profile: spark``) and a topic's record ``keys``."""
+    """What the source holds when the run starts: ``records`` (None: unknown) and a
+    ``sample`` of payloads (only for ``profile: spark``)."""
 
     records: int | None = None
     sample: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
-    keys: Any = None
-    """A Kafka topic's partition count and sampled record keys
-    (:class:`~windtunnel.spark_impl.jobs.kafka_keys.KeySample`; None: unknown, or not Kafka)."""
 
 
 def look_at_source(
@@ -72,9 +69,7 @@ def look_at_source(
         from windtunnel.spark_impl.jobs.peek import kafka_sample
 
         sample = kafka_sample(bootstrap, topic)
-    from windtunnel.spark_impl.jobs.kafka_keys import sample_keys
-
-    return Held(ends.records, sample, sample_keys(bootstrap, topic))
+    return Held(ends.records, sample)
 
 
 def make_out_dir(out: str) -> None:

@@ -67,7 +67,7 @@ DETECTED = 3
 
 DEFAULT_BATCH_SIZE = 200
 """Scenarios per target call: ``--examples 200`` plus the spec's own input in two Spark
-calls (the job runner puts up to 200 scenarios in a query, the exact operator 400)."""
+calls (the job runner puts up to 200 scenarios in a query, the general operator 400)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ The file is the spec's own file (window, group_by, aggregate, rules, time unit: 
 as written) with ``profile`` set to the profile checked against, the shrunk stream as
 ``input`` and the oracle's outputs under that profile as ``expect`` (emissions with
 their reason and ``partial`` flag, and drops). So ``windtunnel replay FILE`` reproduces
-the expected side and exits 0, ``windtunnel replay FILE --engine spark`` holds Spark's
-exact operator to it, and ``windtunnel check FILE --target T --examples 0`` runs the
+the expected side and exits 0, ``windtunnel replay FILE --engine spark`` holds windtunnel's
+Spark operators to it, and ``windtunnel check FILE --target T --examples 0`` runs the
 target on this input first and shows the divergence again (the comment at the top
 names the command).
 """

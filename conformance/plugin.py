@@ -309,7 +309,7 @@ def _spark_replay() -> Any:
 
 def spark_divergences(scenario: Scenario, config: pytest.Config | None = None) -> list[str]:
     """Divergences between Spark and the oracle on ``scenario``, as ``windtunnel replay
-    --engine both`` reports them: the exact operator against the oracle (every output);
+    --engine both`` reports them: windtunnel's Spark operators against the oracle (every output);
     a ``profile: spark`` scenario on stock Spark against the oracle's ``spark`` profile,
     emissions only (stock Spark drops late rows without reporting them)."""
     replay = _spark_replay()

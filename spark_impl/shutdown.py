@@ -1,8 +1,8 @@
-"""Stopping Spark after an interrupt: every active streaming query, then the session.
+"""Ctrl-C on Spark: windtunnel's sessions keep Python's own SIGINT handler, and stopping Spark
+after an interrupt stops every active streaming query, then the session.
 
-Ctrl-C raises KeyboardInterrupt in the main thread while it waits on a query (see
-:mod:`windtunnel.spark_impl.session` for why windtunnel's sessions keep Python's own
-SIGINT handler); the queries keep running in the JVM until someone stops them.
+Ctrl-C raises KeyboardInterrupt in the main thread while it waits on a query
+(:func:`keeping_sigint`); the queries keep running in the JVM until someone stops them.
 :func:`stop_spark` does that, bounded in time, and reports nothing: it is called on the
 way out. Nothing here imports pyspark unless a session was started in this process.
 """
@@ -10,11 +10,32 @@ way out. Nothing here imports pyspark unless a session was started in this proce
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from windtunnel.spark_impl import scratch
+
+
+@contextlib.contextmanager
+def keeping_sigint() -> Iterator[None]:
+    """Keep the SIGINT handler a new SparkContext replaces. PySpark's handler cancels jobs
+    through Py4J from inside the signal handler, which breaks the Py4J call the main
+    thread is waiting in (50 lines of tracebacks, then KeyboardInterrupt anyway); with
+    Python's own handler Ctrl-C raises KeyboardInterrupt there, and whoever catches it
+    stops the queries (:func:`stop_spark`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
 
 STOP_TIMEOUT_S = 15.0
 """How long stopping may take before the process leaves anyway (the JVM exits with it)."""

@@ -216,8 +216,8 @@ def test_the_private_name_check_sees_both_forms(tmp_path: Path) -> None:
 
 
 SPARK_LAYERS = {
-    "general": set(), "stock": set(), "jvm": set(), "exact": {"jvm"},
-    "jobs": {"exact", "general", "stock"},
+    "general": set(), "stock": set(), "jvm": set(), "production": {"jvm"},
+    "jobs": {"production", "general", "stock"},
 }
 """The spark_impl folders each folder may import (besides the shared top-level modules);
 ``harness`` may import every folder and none may import it."""

@@ -60,7 +60,7 @@ SKIPPED: tuple[tuple[str, str], ...] = (
      "tests/conformance/beam/test_pipeline_target.py runs the example transforms (marker beam)"),
     (r"^windtunnel broker$", "serves until Ctrl-C (tests/cli/test_broker.py runs it)"),
     (r"^out = apply_window\(", "a call signature with every parameter, not a program"),
-    (r'load_spec\("payments\.yaml"\)', "needs a Spark session and payments-dir (see run below)"),
+    (r'load_job_spec\("payments\.yaml"\)', "needs a Spark session and payments-dir (see run below)"),
     (r"callable_target\(my_function\)", "checks the reader's own function my_function"),
     (r"^events = \(spark\.readStream", "a fragment for the reader's Spark session (spark, F)"),
     (r'kafka_source\(spark, bootstrap="127\.0\.0\.1:9092"', "needs a Spark session and a Kafka broker"),

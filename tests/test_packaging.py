@@ -67,6 +67,16 @@ def test_the_jvm_operator_ships_compiled_with_its_sources(wheel: zipfile.ZipFile
     assert "windtunnel/spark_impl/jvm/src/windtunnel/engine/Slice.java" in names
 
 
+def test_test_and_benchmark_java_stays_out_of_the_wheel_and_its_jar(wheel: zipfile.ZipFile) -> None:
+    import io
+
+    test_only = ("windtunnel/engine/Harness", "windtunnel/engine/Bench")
+    assert [n for n in wheel.namelist() if n.endswith(".java") and n.startswith("windtunnel/")
+            and any(t in n for t in test_only)] == []
+    jar = zipfile.ZipFile(io.BytesIO(wheel.read("windtunnel/spark_impl/jvm/windtunnel.jar")))
+    assert [n for n in jar.namelist() if n.startswith(test_only)] == []
+
+
 def test_only_the_windtunnel_namespace_is_top_level(wheel: zipfile.ZipFile) -> None:
     tops = {name.split("/")[0] for name in wheel.namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"windtunnel"}

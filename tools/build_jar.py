@@ -1,4 +1,4 @@
-"""Build spark_impl/jvm/windtunnel.jar, the JVM operator's jar shipped in the wheel.
+"""Build spark_impl/jvm/windtunnel.jar, the production operator's jar shipped in the wheel.
 
 A session builds the jar from the sources itself when a ``javac`` is found
 (``windtunnel.spark_impl.jvm.build``: against the installed Spark, cached); the shipped jar

@@ -167,7 +167,7 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for needed in (JVM_JAR, JVM_SOURCE):
         if needed not in names:
-            raise SmokeFailure(f"the wheel lacks the JVM operator's {needed}")
+            raise SmokeFailure(f"the wheel lacks the production operator's {needed}")
     check_imports(python, modules, work, extras=False)
 
     project = work / "unrelated"
@@ -196,9 +196,9 @@ def smoke(wheel: Path, work: Path, *, extras: bool) -> None:
         loaded = (run([str(python), "-c", LOAD_JVM_STEP], work).stdout.strip().splitlines() or [""])[-1]
         if loaded != "True":
             raise SmokeFailure(
-                f"the installed wheel's JVM operator was not built from its sources and loaded: {loaded!r}"
+                f"the installed wheel's production operator was not built from its sources and loaded: {loaded!r}"
             )
-        print("wheel smoke: the JVM operator builds from the installed wheel's sources and loads", flush=True)
+        print("wheel smoke: the production operator builds from the installed wheel's sources and loads", flush=True)
 
 
 def main(argv: list[str]) -> int:

@@ -17,7 +17,7 @@
 
 Timing: ``TargetRun.micro_batches`` numbers micro-batches as
 :func:`windtunnel.conformance.targets.base.micro_batch_of_seq` does; a job's final no-data
-micro-batch and the exact operator's trailing end-of-input micro-batch count as the last.
+micro-batch and the general operator's trailing end-of-input micro-batch count as the last.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from windtunnel.conformance.targets.base import (
 )
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import Query
-from windtunnel.oracle.model.stages import refuse_stages
 from windtunnel.oracle.scenario import Scenario
 
 
@@ -82,11 +81,11 @@ class GeneralTarget:
     reports_timing: bool = True
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
-        from windtunnel.spark_impl.harness.general import exact_rules, run_exact_many
+        from windtunnel.spark_impl.harness.general import general_rules, run_general_many
 
         for scenario in scenarios:
-            exact_rules(scenario)  # input errors before Spark starts
-        runs = run_exact_many(check_session(self.spark), scenarios)
+            general_rules(scenario)  # input errors before Spark starts
+        runs = run_general_many(check_session(self.spark), scenarios)
         out = []
         for scenario, run in zip(scenarios, runs, strict=True):
             indexes = check_indexes(scenario, run.run.feed.seq_ranges)
@@ -112,25 +111,22 @@ class ProductionTarget:
 
     def run_many(self, scenarios: Sequence[Scenario]) -> list[TargetRun]:
         from windtunnel.spark_impl.harness.production import run_lanes
-        from windtunnel.spark_impl.jvm.engine_spec import covered, engine_spec
+        from windtunnel.spark_impl.jobs.path import STOCK, choose_path
+        from windtunnel.spark_impl.jobs.spec import spec_of
+        from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
         groups: dict[str, list[int]] = {}
         for index, scenario in enumerate(scenarios):
-            if scenario.profile.name != "tenzir":
+            job = spec_of(scenario)  # input errors before Spark starts
+            choice = choose_path(job, spark=None)
+            if not choice.production:
+                other = "spark-stock" if choice.path == STOCK else "spark-general"
                 raise InvalidSpec(
-                    "profile", scenario.profile.name,
-                    "windtunnel's Spark operators run the default profile (tenzir)",
-                    "check against --target spark-stock for profile spark, or --profile tenzir",
+                    "--target", self.name,
+                    f"the production operator cannot run it: {choice.reasons[0]}",
+                    f"use --target {other} (what runs it)",
                 )
-            refuse_stages(scenario.query.stages, "windtunnel's production Spark operator")
-            rules = scenario.profile.rules.with_overrides(dict(scenario.rule_overrides))
-            reason = covered(scenario.query, rules)
-            if reason is not None:  # input errors before Spark starts
-                raise InvalidSpec(
-                    "--target", self.name, f"the production operator does not cover {reason}",
-                    "use --target spark-general (the general operator runs every query)",
-                )
-            key = engine_spec(scenario.query, rules, scenario.time_unit_ms, scenario.start_wall_ms)
+            key = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
             groups.setdefault(key, []).append(index)
         spark = check_session(self.spark)
         found: dict[int, TargetRun] = {}
@@ -256,7 +252,7 @@ STOCK = TargetEntry(
 def spark_divergences(scenario: Scenario) -> list[str]:
     """What the pytest plugin reports for ``--windtunnel-engine spark|both``: divergences
     between Spark and the oracle (a ``spark``-profile scenario: stock Spark, emissions
-    only; else the exact operator, every output), as ``replay --engine both`` reports."""
+    only; else windtunnel's operators, every output), as ``replay --engine both`` reports."""
     from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_scenario
 
     return compare_with_oracle(scenario, replay_scenario(scenario))

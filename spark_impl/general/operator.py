@@ -31,14 +31,14 @@ def check_rules(rules: Rules, profile: str = "tenzir") -> None:
         raise InvalidSpec(
             "profile",
             profile,
-            "the exact Spark operator implements the default profile tenzir",
+            "windtunnel's Spark operators (production and general) run the default profile tenzir",
             "use profile: tenzir (or the stock mapping for profile spark)",
         )
     if rules.clock_moves != "event":
         raise InvalidSpec(
             "rules.clock_moves",
             rules.clock_moves,
-            "the exact Spark operator moves clocks per event",
+            "windtunnel's Spark operators move clocks per event",
             "remove the override or use --engine oracle",
         )
 
@@ -176,12 +176,12 @@ def apply_window(
 
     This is the general operator: one oracle driver per bucket, every query of the default
     profile, composable (it returns a DataFrame). ``run_job`` runs eligible streaming jobs on
-    the production operator instead (:mod:`windtunnel.spark_impl.exact`), much faster.
+    the production operator instead (:mod:`windtunnel.spark_impl.production`), much faster.
 
     Raises InvalidSpec for non-default-profile rules or an unknown group_by column.
     """
     check_rules(rules)
-    refuse_stages(query.stages, "windtunnel's exact Spark operator")
+    refuse_stages(query.stages, "windtunnel's general Spark operator")
     spark = df.sparkSession
     if buckets is None:
         buckets = default_buckets(spark)

@@ -1,4 +1,4 @@
-"""The exact window operator's per-bucket step (the processor around it: ``stateful.py``).
+"""The general operator's per-bucket step (the processor around it: ``stateful.py``).
 
 Each bucket (a hash bucket of the group key) keeps one oracle :class:`Driver` for all
 of its keys. With per-key clocks (the default profile) the keys of a bucket do not

@@ -1,4 +1,4 @@
-"""The ``transformWithStateInPandas`` processor of the exact operator, kept light to load.
+"""The ``transformWithStateInPandas`` processor of the general operator, kept light to load.
 
 Spark unpickles the processor twice per query start: once in a fresh Python process on
 the driver (to learn the state schema, first micro-batch only) and once per task. This

@@ -1,6 +1,6 @@
-"""Many scenarios in one Spark query of the exact operator, each exactly as if run alone.
+"""Many scenarios in one Spark query of the general operator, each exactly as if run alone.
 
-The exact operator keeps one oracle driver per bucket (``processor.BucketStep``), and a
+The general operator keeps one oracle driver per bucket (``processor.BucketStep``), and a
 bucket's wall clock, event clocks, idle timers and ``after_seq`` come only from the rows
 sent to it. So scenarios that share a query *by bucket* cannot influence each other:
 scenario ``j`` of a query gets bucket ``j`` for all of its rows (events and its own
@@ -47,7 +47,7 @@ TAGGED_DDL = f"{OUTPUT_DDL}, {TAG} int"
 
 
 class TaggedProcessor(WindowProcessor):
-    """The exact operator's processor, each output row tagged with its bucket's label."""
+    """The general operator's processor, each output row tagged with its bucket's label."""
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         for out in super().handleInputRows(key, rows, timerValues):
@@ -55,7 +55,7 @@ class TaggedProcessor(WindowProcessor):
 
 
 @dataclass(frozen=True, slots=True)
-class ExactRun:
+class GeneralRun:
     """One scenario's share of a batched query: its outputs as a solo replay reports them,
     and the Spark micro-batch each output came out in."""
 
@@ -63,10 +63,10 @@ class ExactRun:
     micro_batches: tuple[int, ...]
 
 
-def exact_rules(scenario: Scenario) -> Rules:
-    """The rules the exact operator runs ``scenario`` under: its own for a ``tenzir``
+def general_rules(scenario: Scenario) -> Rules:
+    """The rules the general operator runs ``scenario`` under: its own for a ``tenzir``
     scenario (InvalidSpec for rules it cannot run), else the default profile's."""
-    refuse_stages(scenario.query.stages, "windtunnel's exact Spark operator")
+    refuse_stages(scenario.query.stages, "windtunnel's general Spark operator")
     if scenario.profile.name == "tenzir":
         check_rules(scenario.rules)
         return scenario.rules
@@ -74,7 +74,7 @@ def exact_rules(scenario: Scenario) -> Rules:
 
 
 def _spec_key(scenario: Scenario) -> tuple[Any, ...]:
-    return (scenario.query, exact_rules(scenario), scenario.time_unit_ms, scenario.start_wall_ms)
+    return (scenario.query, general_rules(scenario), scenario.time_unit_ms, scenario.start_wall_ms)
 
 
 def query_groups(scenarios: Sequence[Scenario], limit: int = MAX_PER_QUERY) -> list[list[int]]:
@@ -91,10 +91,10 @@ def query_groups(scenarios: Sequence[Scenario], limit: int = MAX_PER_QUERY) -> l
     return order
 
 
-def run_exact_many(spark: Any, scenarios: Sequence[Scenario]) -> list[ExactRun]:
-    """Every scenario through the exact operator, many per query; one ExactRun each, in
+def run_general_many(spark: Any, scenarios: Sequence[Scenario]) -> list[GeneralRun]:
+    """Every scenario through the general operator, many per query; one GeneralRun each, in
     order. Raises InvalidSpec/InvalidStream (before Spark runs) for what cannot run."""
-    results: dict[int, ExactRun] = {}
+    results: dict[int, GeneralRun] = {}
     for group in query_groups(scenarios):
         runs = _run_group(spark, [scenarios[i] for i in group])
         results.update(zip(group, runs, strict=True))
@@ -105,9 +105,9 @@ def _tagged(rows: Sequence[Row], bucket: int) -> list[Row]:
     return [(bucket, *row[1:]) for row in rows]
 
 
-def _run_group(spark: Any, scenarios: Sequence[Scenario]) -> list[ExactRun]:
+def _run_group(spark: Any, scenarios: Sequence[Scenario]) -> list[GeneralRun]:
     first = scenarios[0]
-    rules = exact_rules(first)
+    rules = general_rules(first)
     feeds: list[Feed] = [
         feed(s.items, s.query.group_by, buckets=1, start_wall_ms=s.start_wall_ms)
         for s in scenarios
@@ -143,7 +143,7 @@ def _run_group(spark: Any, scenarios: Sequence[Scenario]) -> list[ExactRun]:
         outputs = tuple(output_of(r) for r, _ in mine)
         steps_of = tuple(r["step"] for r, _ in mine)
         runs.append(
-            ExactRun(SparkRun(Result(outputs), fed, steps_of, "exact"), tuple(b for _, b in mine))
+            GeneralRun(SparkRun(Result(outputs), fed, steps_of, "exact"), tuple(b for _, b in mine))
         )
     return runs
 

@@ -41,7 +41,7 @@ FEEDING_CONF = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 """The feeding session's settings (see the module docstring; docs/conformance.md, "The
-per-scenario floor", gives their measured effect)."""
+per-scenario floor", gives their effect)."""
 
 FAST_CONF = {
     "spark.sql.streaming.stateStore.providerClass":

@@ -80,14 +80,14 @@ def run_lanes(
     group_by, aggregate, rules, time unit and start of the wall clock); ``restarts``: stop
     after these micro-batch indexes and resume from the checkpoint; ``micro_batch``: lone
     events per micro-batch (a ``batch`` item is always one). Raises InvalidSpec when
-    the scenarios do not share a query, EngineUnavailable when the JVM operator is missing."""
+    the scenarios do not share a query, EngineUnavailable when their path
+    (:func:`~windtunnel.spark_impl.jobs.path.choose_path`) is not the production operator."""
     from windtunnel.oracle.model.errors import EngineUnavailable, InvalidSpec
-    from windtunnel.spark_impl.exact.outputs import Output as Sink
-    from windtunnel.spark_impl.exact.plan import PRODUCTION, PathChoice
-    from windtunnel.spark_impl.exact.run import run_production
-    from windtunnel.spark_impl.jobs.job import spec_of
-    from windtunnel.spark_impl.jvm.binding import load
+    from windtunnel.spark_impl.jobs.path import choose_path
+    from windtunnel.spark_impl.jobs.spec import spec_of
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
+    from windtunnel.spark_impl.production.run import run_production
+    from windtunnel.spark_impl.production.sink import ProductionSink
 
     if not scenarios:
         return []
@@ -97,9 +97,11 @@ def run_lanes(
         raise InvalidSpec("scenarios", len(specs), "lanes of one query share its spec",
                           "group the scenarios by spec")
     job = spec_of(scenarios[0])
-    loaded = load(spark)
-    if loaded.jvm is None:
-        raise EngineUnavailable(f"the JVM operator is not available: {loaded.reason}")
+    choice = choose_path(job, spark=spark, sink_kind="parquet", slices=slices)
+    if not choice.production:
+        raise EngineUnavailable(
+            f"the production operator cannot run these scenarios: {'; '.join(choice.reasons)}"
+        )
     feeds = [
         feed(s.items, s.query.group_by, buckets=1, micro_batch=micro_batch,
              start_wall_ms=s.start_wall_ms)
@@ -115,7 +117,6 @@ def run_lanes(
     rng = random.Random(seed)
     source_dir, out_dir, checkpoint = root / "in", root / "out", root / "checkpoint"
     source_dir.mkdir(parents=True, exist_ok=True)
-    choice = PathChoice(PRODUCTION, (), slices, loaded.jvm)
     stops = [*sorted({r for r in restarts if 0 <= r < count - 1}), count - 1]
     written = 0
     try:
@@ -126,7 +127,7 @@ def run_lanes(
             source = (spark.readStream.schema(INPUT_DDL)
                       .option("maxFilesPerTrigger", partitions).parquet(str(source_dir)))
             run_production(
-                job, source, Sink("parquet", str(out_dir)), choice,
+                job, source, ProductionSink("parquet", str(out_dir)), slices=slices,
                 options={"availableNow": True}, checkpoint=str(checkpoint), timeout_s=None,
             )
         from windtunnel.spark_impl.schema import OUTPUT_DDL

@@ -1,7 +1,7 @@
 """Progress lines while Spark runs a replay: one per micro-batch, from the queries' own
 progress reports (``StreamingQuery.recentProgress``: ``batchId``, ``numInputRows``, the
 sink's ``numOutputRows``), polled from a background thread so that any query the run
-starts is covered (the exact operator's memory sink and stock Spark's foreachBatch).
+starts is covered (the general operator's memory sink and stock Spark's foreachBatch).
 
 The lines name events per micro-batch from the replay's feed (Spark's input rows also
 count the clock and end-of-input control rows) and the sink's output rows when Spark

@@ -22,7 +22,9 @@ from windtunnel.spark_impl.general.operator import apply_window, bucket_count, c
 from windtunnel.spark_impl.harness.feed import Feed, feed
 from windtunnel.spark_impl.harness.progress import ProgressWatch
 from windtunnel.spark_impl.harness.runs import SparkRun, comparable_line, divergences
+from windtunnel.spark_impl.jobs.path import STOCK, PathChoice, choose_path
 from windtunnel.spark_impl.jobs.scripted import scripted_stream
+from windtunnel.spark_impl.jobs.spec import spec_of
 from windtunnel.spark_impl.schema import output_of, print_order
 from windtunnel.spark_impl.scratch import checkpoint_dir
 from windtunnel.spark_impl.session import spark_session
@@ -39,7 +41,7 @@ def replay_on_spark(
     clock: str = "exact",
     checkpoint: str | None = None,
 ) -> SparkRun:
-    """Run ``scenario`` through the exact operator as a stream of scripted micro-batches.
+    """Run ``scenario`` through the general operator as a stream of scripted micro-batches.
 
     Scenario batches become micro-batches; lone events go ``micro_batch`` per
     micro-batch. Raises InvalidSpec for profiles other than the default.
@@ -62,7 +64,7 @@ def replay_on_spark(
 
 
 def scenario_window(stream: Any, scenario: Scenario, buckets: int) -> Any:
-    """The exact operator over a stream of fed rows (see :func:`feed`) for ``scenario``."""
+    """The general operator over a stream of fed rows (see :func:`feed`) for ``scenario``."""
     return apply_window(
         stream,
         scenario.query,
@@ -107,20 +109,16 @@ def replay_scenario(
     clock: str = "exact",
     progress: Callable[[str], None] | None = None,
 ) -> SparkRun:
-    """Start (or reuse) a session and replay ``scenario`` on it: on the production operator
-    where ``windtunnel run`` would take it (:func:`replay_production`), else on the general
-    one (:func:`replay_on_spark`; ``clock="batch"`` always).
-
-    A scenario of profile ``spark`` runs the stock mapping instead
-    (:func:`windtunnel.spark_impl.harness.stock_replay.replay_stock`: what stock Spark does).
+    """Start (or reuse) a session and replay ``scenario`` on it, on the path ``windtunnel run``
+    would take (:func:`~windtunnel.spark_impl.jobs.path.choose_path`): the production
+    operator (:func:`replay_production`), the general one (:func:`replay_on_spark`; also
+    for ``clock="batch"``, its own granularity) or, for a scenario of profile ``spark``,
+    stock Spark (:func:`windtunnel.spark_impl.harness.stock_replay.replay_stock`).
     ``progress`` receives lines while Spark starts and one per micro-batch
-    (:class:`windtunnel.spark_impl.harness.progress.ProgressWatch`).
+    (:class:`windtunnel.spark_impl.harness.progress.ProgressWatch`). Raises InvalidSpec (before
+    Spark starts) for a scenario no path runs.
     """
-    stock = scenario.profile.name == "spark"
-    if stock:
-        from windtunnel.spark_impl.stock.mapping import check_stock
-
-        check_stock(scenario.query, scenario.rules)  # input errors before Spark starts
+    job = spec_of(scenario)  # input errors before Spark starts
     for _ in without_watermarks(scenario.items, "Spark"):  # likewise
         pass
     if progress is not None:
@@ -129,16 +127,18 @@ def replay_scenario(
     spark = spark_session(master, remote)
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
+    choice = choose_path(job, spark=spark, sink_kind="parquet")
     if progress is None:
-        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+        return _run(scenario, spark, choice, micro_batch, buckets, clock)
     progress(f"Spark started in {time.perf_counter() - began:.1f} s")
+    stock = choice.path == STOCK
     with ProgressWatch(spark, progress, _events_per_batch(scenario, stock, micro_batch, clock)):
-        return _run(scenario, spark, stock, micro_batch, buckets, clock)
+        return _run(scenario, spark, choice, micro_batch, buckets, clock)
 
 
 def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "exact") -> int:
     """The micro-batches :func:`replay_scenario` will report for ``scenario``."""
-    stock = scenario.profile.name == "spark"
+    stock = choose_path(spec_of(scenario), spark=None).path == STOCK
     return len(_events_per_batch(scenario, stock, micro_batch, clock))
 
 
@@ -156,35 +156,24 @@ def _events_per_batch(scenario: Scenario, stock: bool, micro_batch: int, clock: 
 
 
 def _run(
-    scenario: Scenario, spark: Any, stock: bool, micro_batch: int, buckets: int, clock: str
+    scenario: Scenario, spark: Any, choice: PathChoice, micro_batch: int, buckets: int, clock: str
 ) -> SparkRun:
-    if stock:
+    if choice.path == STOCK:
         from windtunnel.spark_impl.harness.stock_replay import replay_stock
 
         return replay_stock(scenario, spark, micro_batch=micro_batch)
-    if clock == "exact" and runs_on_production(scenario, spark):
+    if choice.production and clock == "exact":
         return replay_production(scenario, spark, micro_batch=micro_batch)
     return replay_on_spark(
         scenario, spark, micro_batch=micro_batch, buckets=buckets, clock=clock
     )
 
 
-def runs_on_production(scenario: Scenario, spark: Any) -> bool:
-    """Whether a replay takes the production operator, as ``windtunnel run`` would: the
-    engine covers the scenario's query and the jar loads into the session."""
-    from windtunnel.spark_impl.jvm.binding import load
-    from windtunnel.spark_impl.jvm.engine_spec import covered
-
-    if scenario.profile.name != "tenzir" or covered(scenario.query, scenario.rules) is not None:
-        return False
-    return load(spark).jvm is not None
-
-
 def replay_production(scenario: Scenario, spark: Any, *, micro_batch: int = 1) -> SparkRun:
     """``scenario`` through the production operator's streaming path (one lane; each
     micro-batch from one input file; the session's default key slices)."""
-    from windtunnel.spark_impl.exact.plan import default_slices
     from windtunnel.spark_impl.harness.production import run_lanes
+    from windtunnel.spark_impl.production.plan import default_slices
 
     (lane,) = run_lanes(spark, [scenario], slices=default_slices(spark), partitions=1,
                         micro_batch=micro_batch)

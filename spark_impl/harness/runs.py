@@ -1,7 +1,7 @@
 """What a Spark replay produced, and comparing two runs' outputs as multisets of JSON lines.
 
-Shared by the exact operator's replay (:mod:`windtunnel.spark_impl.harness.replay`) and the
-stock mapping (:mod:`windtunnel.spark_impl.stock.mapping`).
+Shared by the replays on windtunnel's operators (:mod:`windtunnel.spark_impl.harness.replay`)
+and on stock Spark (:mod:`windtunnel.spark_impl.stock.mapping`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class SparkRun:
     steps: tuple[int, ...]
     """Each output's stream step (schema.OUTPUT_COLUMNS ``step``)."""
     clock: str = "exact"
-    """``exact``/``batch`` (the exact operator's wall clock) or ``stock`` (stock mapping)."""
+    """``exact`` (every output compared), ``batch`` (the general operator's batch clock:
+    idle timeouts compared by micro-batch) or ``stock`` (stock Spark)."""
 
 
 def comparable_line(output: Output, relax: bool) -> str:

@@ -187,7 +187,7 @@ class OutputShape:
     shifted_row: frozenset[str]
     """Row columns holding (shifted) times: timestamps, ``window_start()``/``window_end()``."""
     packed: bool
-    """The result has the exact operator's output columns (``stock.stock_window``)."""
+    """The result has the output columns of windtunnel's operators (``stock.stock_window``)."""
     mode: str = "append"
     """The query's output mode: its rows' reason and ``partial`` (``output_modes.MODE_ROWS``)."""
 

@@ -1,7 +1,7 @@
 """Job input rows and their sources: simulator outputs, Kafka, any DataFrame.
 
 Each source gives a streaming (or, for a user's DataFrame, possibly batch) DataFrame of
-job input rows (:data:`JOB_INPUT_DDL`) for :func:`windtunnel.spark_impl.jobs.job.windowed`.
+job input rows (:data:`JOB_INPUT_DDL`) for :func:`windtunnel.spark_impl.job.windowed`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,7 @@ from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.spark_impl.general.operator import json_payload, kind_column, row_columns
 from windtunnel.spark_impl.jobs.scripted import OneBatchPerOffset
-from windtunnel.spark_impl.schema import (
-    END,
-    EVENT,
-    FIELD_PREFIX,
-    KAFKA_PARTITIONER,
-    KAFKA_PARTITIONS,
-)
+from windtunnel.spark_impl.schema import END, EVENT, FIELD_PREFIX
 
 JOB_INPUT_COLUMNS = ("kind", "seq", "arrival_ms", "after_seq", "payload")
 JOB_INPUT_DDL = "kind string, seq long, arrival_ms long, after_seq long, payload string"
@@ -309,33 +303,16 @@ def kafka_records(
     return spark.readStream.format(register(spark)).options(**settings).load(), "python"
 
 
-def kafka_job_rows(
-    raw: DataFrame, *, partitions: int | None = None, partitioner: str | None = "murmur2"
-) -> DataFrame:
+def kafka_job_rows(raw: DataFrame) -> DataFrame:
     """Job input rows from Kafka records: ``seq`` from the header ``wt-seq`` (as
     ``windtunnel generate --format kafka`` writes it), ``arrival_ms`` from the record
     timestamp (use LogAppendTime topics, or generate with ``timestamp_type=LogAppendTime``,
-    for arrival times), ``payload`` from the value (JSON text). ``partitions``: the topic's
-    partition count, and ``partitioner`` the one that placed its keyed records (``murmur2``:
-    Kafka's Java client; ``crc32``: librdkafka's default; None: neither), kept as
-    :data:`KAFKA_PARTITIONS` metadata: the production operator then slices keys the same way
-    and skips the shuffle where it can. Raises InvalidInput for a bad count or partitioner."""
-    from windtunnel.spark_impl.jobs.kafka_keys import PARTITIONERS
-
-    if partitions is not None and partitions < 1:
-        raise InvalidInput(
-            "partitions", partitions, "a topic has 1 partition or more", "give the topic's partition count"
-        )
-    if partitioner is not None and partitioner not in PARTITIONERS:
-        raise InvalidInput(
-            "partitioner", partitioner, "unknown Kafka partitioner", f"use one of {', '.join(PARTITIONERS)} or None"
-        )
-    marks = {KAFKA_PARTITIONS: partitions, KAFKA_PARTITIONER: partitioner or "none"}
+    for arrival times), ``payload`` from the value (JSON text)."""
     seq_header = F.filter(F.col("headers"), lambda h: h["key"] == F.lit("wt-seq"))
     seq = F.element_at(seq_header, 1)["value"].cast("string").cast("long")
     return raw.select(
         F.lit(EVENT).alias("kind"),
-        seq.alias("seq", metadata=marks) if partitions else seq.alias("seq"),
+        seq.alias("seq"),
         (F.col("timestamp").cast("double") * 1000).cast("long").alias("arrival_ms"),
         F.lit(None).cast("long").alias("after_seq"),
         F.col("value").cast("string").alias("payload"),
@@ -349,13 +326,8 @@ def kafka_source(
     topic: str,
     options: dict[str, str] | None = None,
     reader: str = "connector",
-    partitions: int | None = None,
-    partitioner: str | None = "murmur2",
 ) -> DataFrame:
-    """A streaming DataFrame of job input rows from Kafka ``topic`` (see :func:`kafka_job_rows`;
-    ``partitions`` and ``partitioner``: how the topic's records were placed, else found from
-    a sample of them when confluent-kafka is installed:
-    :mod:`~windtunnel.spark_impl.jobs.kafka_keys`).
+    """A streaming DataFrame of job input rows from Kafka ``topic`` (see :func:`kafka_job_rows`).
 
     ``reader="connector"`` (the default) is Spark's ``format("kafka")``: start Spark with
     ``--packages`` :data:`KAFKA_PACKAGE` (or ``spark.jars.packages``); raises
@@ -364,15 +336,7 @@ def kafka_source(
     connector when present. The rows are the same either way.
     """
     raw, _ = kafka_records(spark, bootstrap=bootstrap, topic=topic, options=options, reader=reader)
-    if partitions is None:
-        from windtunnel.spark_impl.exact.plan import partitioner_of
-        from windtunnel.spark_impl.jobs.kafka_keys import sample_keys
-
-        sample = sample_keys(bootstrap, topic, options)
-        if sample is None:
-            return kafka_job_rows(raw)
-        partitions, partitioner = sample.partitions, partitioner_of(spark, sample)
-    return kafka_job_rows(raw, partitions=partitions, partitioner=partitioner)
+    return kafka_job_rows(raw)
 
 
 def dataframe_source(

@@ -97,7 +97,7 @@ def load(spark: Any, *, jar: Path | None = None, warn: Warn = _stderr) -> Loaded
         if found is None:
             found = _loaded[key] = _load(context, gateway, jar)
             if found.jvm is None:
-                warn(f"the JVM operator is not available ({found.reason}); "
+                warn(f"the production operator is not available ({found.reason}); "
                      "queries run on the general path")
         return found
 

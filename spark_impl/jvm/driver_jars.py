@@ -11,7 +11,7 @@ may be read-only and outlives upgrades) and named in the session's settings:
 
 Both only when the jar was built against the running Spark (``jar_info``); without such a jar
 (no ``javac`` and no matching shipped jar) the session keeps Spark's and Hadoop's own.
-docs/conformance.md ("Check settings") gives their measured effect.
+docs/conformance.md ("Check settings") gives their effect.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from pathlib import Path
 NIO_LOCAL_FILES = "windtunnel.spark.NioLocalFileSystem"
 """Hadoop's local file system with permissions set in-process (``NioLocalFileSystem.java``):
 Hadoop without its native library (PySpark ships none) runs ``chmod`` as a child process for
-every new file and directory, about 9 ms of wall time and 10 ms of CPU each here, and a
-streaming query writes several files per micro-batch (offsets, commits, state)."""
+every new file and directory, and a streaming query writes several files per micro-batch
+(offsets, commits, state)."""
 
 CLOSURE_CHECKS = "windtunnel.spark.ClosureChecks"
 """The Java agent (``ClosureChecks.java``, ``CleanerRewrite.java``): Spark's
 ``SparkClosureCleaner.clean`` runs in full for the first closure of each lambda class and
 lets later closures of a class that passed through unchanged. Spark reads and parses the
-declaring class's file and serializes the closure on every call: 47% of the stream execution
-threads' samples in a profiled check of many small micro-batches."""
+declaring class's file and serializes the closure on every call, and a check runs the same
+few lambda sites in thousands of small micro-batches."""
 
 AGENT_CLASSES = ("windtunnel/spark/ClosureChecks", "windtunnel/spark/CleanerRewrite")
 

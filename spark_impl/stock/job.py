@@ -1,7 +1,7 @@
 """``profile: spark`` specs in a job: the stock mapping over job input rows.
 
 A ``spark``-profile spec describes what stock Spark does (``withWatermark`` +
-``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.jobs.job.run_job`
+``window()``/``session_window()`` in append mode), so :func:`windtunnel.spark_impl.job.run_job`
 runs exactly that (:func:`windtunnel.spark_impl.stock.mapping.stock_window`) instead of the exact
 operator. Job input rows carry each event as JSON text; stock Spark needs typed columns:
 
@@ -10,10 +10,10 @@ operator. Job input rows carry each event as JSON text; stock Spark needs typed 
   anything else is no time (the row is ignored, as ``window()`` ignores null times);
 - the fields the spec groups by and aggregates are typed from a sample of the payloads
   (:func:`~windtunnel.spark_impl.stock.payload.payload_schema`: one JSON type per key, numbers
-  for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and measured
+  for ``sum``/``min``/``max``/``avg``); without a sample, keys are text and aggregated
   fields doubles.
 
-Output rows have the exact operator's schema (``emit`` rows only: stock Spark drops late
+Output rows have the schema of windtunnel's operators (``emit`` rows only: stock Spark drops late
 rows without a trace; ``after_seq`` and ``wall_ms`` null). Control rows (``clock``,
 ``end``) are ignored: stock Spark has no end of input, so windows the watermark has not
 passed when the input stops are never emitted; :func:`open_windows` counts them from the
@@ -55,7 +55,7 @@ def event_time(payload: Column, on: str, time_unit_ms: int) -> Column:
 
 
 def fallback_schema(query: Query) -> T.StructType:
-    """Field types without a sample: keys text, measured fields doubles, counted text."""
+    """Field types without a sample: keys text, aggregated fields doubles, counted text."""
     sample: list[dict[str, Any]] = []
     schema = payload_schema(query, sample)
     numeric = {a.field for a in query.aggregate or () if a.field and a.function != "count"}

@@ -1,13 +1,13 @@
 """What stock Spark does: a window spec compiled to ``withWatermark`` + ``window()`` /
 ``session_window()`` and a streaming aggregation in the spec's output mode (append by default).
 
-This is the mapping a Spark user would write by hand, not windtunnel's exact operator:
+This is the mapping a Spark user would write by hand, not windtunnel's operators:
 its results follow the oracle's ``spark`` profile (docs/semantics.md "The spark profile";
 docs/spark-stock.md), not the default profile. ``tolerance`` is the watermark delay;
 fixed windows are ``window(ts, size, every)`` (``[start_ms, end_ms)``, starts aligned to
 the epoch), sessions are ``session_window(ts, gap)`` (``[first, last + gap)``).
 
-Output rows have the exact operator's schema (:data:`windtunnel.spark_impl.schema.OUTPUT_DDL`):
+Output rows have the schema of windtunnel's operators (:data:`windtunnel.spark_impl.schema.OUTPUT_DDL`):
 one ``emit`` row per window, group and ``aggregate_by`` value, reason ``close`` and
 ``partial`` false in append mode (``update``/``complete`` and true in the spec's other
 ``output_mode``, which the query must then be started with:
@@ -69,7 +69,7 @@ def check_stock(query: Query, rules: Rules = SPARK_PROFILE.rules) -> None:
                 f"no exact stock Spark streaming aggregation: "
                 f"{UNSUPPORTED_FUNCTIONS[aggregation.function]}",
                 f"use one of {', '.join(f + '()' for f in STOCK_FUNCTIONS)}, "
-                "or profile tenzir (the exact operator)",
+                "or profile tenzir (windtunnel's operators)",
             )
     for rule in RULE_VALUES:
         value, stock = getattr(rules, rule), getattr(SPARK_PROFILE.rules, rule)
@@ -148,9 +148,9 @@ def stock_window(
     by = [field_column(p).alias(f"_b{i}") for i, p in enumerate(query.aggregate_by)]
     aggregations = [a for a in query.aggregate or () if a.function in ("count", "sum", "min",
                                                                           "max", "avg")]
-    measured = [_aggregate(a.function, a.field).alias(f"_a{i}") for i, a in enumerate(aggregations)]
+    aggregated = [_aggregate(a.function, a.field).alias(f"_a{i}") for i, a in enumerate(aggregations)]
     grouped = timed.groupBy(bounds.alias("_w"), *keys, *by).agg(
-        F.count(F.lit(1)).alias("_n"), *measured
+        F.count(F.lit(1)).alias("_n"), *aggregated
     )
     start, end = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
     fields: list[Column] = [F.col(f"_b{i}").alias(p) for i, p in enumerate(query.aggregate_by)]

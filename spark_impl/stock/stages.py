@@ -6,7 +6,7 @@ as in the oracle, where Spark would cast), and ``deduplicate`` is
 ``dropDuplicatesWithinWatermark(key)`` when ``within`` equals the watermark delay
 (``window.tolerance``), ``dropDuplicates(key)`` when ``within`` is left out, or is 0 with
 the event-time field in the key. What these do is the ``spark`` profile's stage rules
-(docs/semantics.md, D1-D4, measured on PySpark 4.3.0).
+(docs/semantics.md, D1-D4, as PySpark 4.3.0 runs them).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``replay --engine spark|both``: progress lines on stderr (never in stdout), and the
-exact operator's drops carry their group like the oracle's (compared line by line)."""
+drops on Spark carry their group like the oracle's (compared line by line)."""
 
 from __future__ import annotations
 

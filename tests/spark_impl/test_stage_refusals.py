@@ -11,9 +11,9 @@ from windtunnel.conformance.targets.spark import ProductionTarget
 from windtunnel.conformance.tql import pipeline
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import parse_scenario
-from windtunnel.spark_impl.harness.general import exact_rules
+from windtunnel.spark_impl.harness.general import general_rules
 from windtunnel.spark_impl.harness.job_columns import missing_column, missing_column_error
-from windtunnel.spark_impl.jobs.job import JobSpec
+from windtunnel.spark_impl.job import JobSpec
 from windtunnel.spark_impl.stock.mapping import check_stock
 from windtunnel.spark_impl.stock.payload import payload_schema
 
@@ -28,9 +28,9 @@ STAGED = scenario(where="v > 0")
 
 
 @pytest.mark.parametrize("refuse", [
-    lambda s: exact_rules(s), lambda s: ProductionTarget().run_many([s]), lambda s: JobSpec(s.query),
+    lambda s: general_rules(s), lambda s: ProductionTarget().run_many([s]), lambda s: JobSpec(s.query),
     lambda s: pipeline(s.query),
-], ids=["exact operator", "production operator", "windtunnel run", "tenzir target"])
+], ids=["general operator", "production operator", "windtunnel run", "tenzir target"])
 def test_windtunnel_s_own_engines_refuse_stages_naming_the_stage(refuse: Any) -> None:
     with pytest.raises(InvalidSpec) as error:
         refuse(STAGED)

@@ -1,6 +1,8 @@
-"""The Java engine for the tests: its sources compiled once per run into a temporary folder
-(``javac --release 17``, warnings are errors) and one harness JVM shared by every test (many
-scenarios per start). Tests skip, saying why, where no JDK is installed."""
+"""The Java engine for the tests: its sources and the test-only line harness
+(``src/windtunnel/engine/Harness.java`` here, not in the product's jar) compiled once per run
+into a temporary folder (``javac --release 17``, warnings are errors), and one harness JVM
+shared by every test (many scenarios per start). Tests skip, saying why, where no JDK is
+installed."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import pytest
 from .harness import HarnessProcess
 
 SOURCES = Path(__file__).resolve().parents[3] / "spark_impl" / "jvm" / "src" / "windtunnel" / "engine"
+"""The engine's sources (package ``windtunnel.engine``, pure JDK)."""
+TEST_SOURCES = Path(__file__).resolve().parent / "src" / "windtunnel" / "engine"
+"""The test-only sources of the same package: the line harness."""
 
 
 QUICK_JVM = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC")
@@ -30,12 +35,12 @@ def _tool(name: str) -> str | None:
 
 @pytest.fixture(scope="session")
 def engine_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the compiled ``windtunnel.engine`` classes."""
+    """A folder holding the compiled ``windtunnel.engine`` classes and the harness."""
     javac = _tool("javac")
     if javac is None:
         pytest.skip("javac (JDK 17 or later) not found on JAVA_HOME or PATH: the Java engine tests need it")
     out = tmp_path_factory.mktemp("engine-classes")
-    sources = sorted(str(p) for p in SOURCES.glob("*.java"))
+    sources = sorted(str(p) for p in [*SOURCES.glob("*.java"), *TEST_SOURCES.glob("*.java")])
     done = subprocess.run(
         [javac, *QUICK_JVM, "--release", "17", "-Xlint:all", "-Werror", "-d", str(out), *sources],
         capture_output=True, text=True, check=False,

@@ -1,4 +1,4 @@
-"""The exact operator survives stop and restart from its checkpoint: nothing lost, nothing
+"""The general operator survives stop and restart from its checkpoint: nothing lost, nothing
 duplicated.
 
 One streaming query (scripted micro-batches -> ``apply_window`` -> JSON file sink) is

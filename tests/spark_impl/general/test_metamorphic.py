@@ -1,8 +1,8 @@
-"""Properties that need no expected output, on Spark's exact operator (issue 11, part 5).
+"""Properties that need no expected output, on Spark's general operator.
 
 Each Hypothesis example draws one window spec and a few streams (every kind, keys,
 disorder, null times, batches, idle periods, idle timeouts), makes transformed copies,
-and runs them all in one Spark query (``spark_impl.harness.general.run_exact_many``: every
+and runs them all in one Spark query (``spark_impl.harness.general.run_general_many``: every
 scenario as if run alone). The Spark runs are then compared with each other:
 
 - the same events in fewer, larger micro-batches give the same outputs as the drawn batches;
@@ -34,7 +34,7 @@ from windtunnel.oracle.model.spec import FixedWindows
 from windtunnel.oracle.scenario import parse_scenario
 from windtunnel.simulator.strategies import scenario_dicts
 from windtunnel.spark_impl.harness.feed import feed
-from windtunnel.spark_impl.harness.general import run_exact_many
+from windtunnel.spark_impl.harness.general import run_general_many
 from windtunnel.spark_impl.harness.replay import replay_on_spark
 from windtunnel.spark_impl.harness.runs import divergences
 from windtunnel.spark_impl.schema import OUTPUT_DDL, output_of
@@ -182,7 +182,7 @@ def test_spark_runs_relate_as_the_properties_say(spark, family, multiple) -> Non
         block.pop("every", None)
         hopping.append({**data, "window": {**block, "every": block.get("size", block.get("count"))}})
     scenarios = [parse_scenario(d) for d in files + tumbling + hopping]
-    runs = [r.run.result.outputs for r in run_exact_many(spark, scenarios)]
+    runs = [r.run.result.outputs for r in run_general_many(spark, scenarios)]
     for index, data in enumerate(family):
         base, rebatched, relabelled, shifted = runs[4 * index : 4 * index + 4]
         assert divergences(replay(scenarios[4 * index]).outputs, base) == []

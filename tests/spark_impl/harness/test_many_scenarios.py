@@ -1,4 +1,4 @@
-"""Many scenarios per Spark query equal one query per scenario: the exact operator (one
+"""Many scenarios per Spark query equal one query per scenario: the general operator (one
 bucket per scenario, aligned micro-batches) and stock Spark / user jobs (scenarios one
 after another, shifted in time). Several scenarios share each query here too."""
 
@@ -16,7 +16,7 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Emission
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
-from windtunnel.spark_impl.harness.general import run_exact_many
+from windtunnel.spark_impl.harness.general import run_general_many
 from windtunnel.spark_impl.harness.replay import compare_with_oracle, replay_on_spark
 from windtunnel.spark_impl.harness.runs import divergences
 from windtunnel.spark_impl.harness.stock_replay import compare_stock, replay_stock
@@ -70,7 +70,7 @@ UNGROUPED = _spec("window: {size: 8s, on: ts}\naggregate: {n: count(), hi: max(v
 def test_exact_batched_equals_solo_replays_and_the_oracle(spark: Any) -> None:
     grouped, ungrouped = random_streams(1, 5, events=6), random_streams(2, 3, events=6)
     scenarios = _with_streams(GROUPED, grouped) + _with_streams(UNGROUPED, ungrouped)
-    runs = run_exact_many(spark, scenarios)  # two queries: one per spec
+    runs = run_general_many(spark, scenarios)  # two queries: one per spec
     for scenario, run in zip(scenarios, runs, strict=True):
         assert compare_with_oracle(scenario, run.run) == [], scenario.items
         assert len(run.micro_batches) == len(run.run.result.outputs)

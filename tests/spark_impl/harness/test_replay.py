@@ -1,4 +1,4 @@
-"""The exact operator on a real local Spark against the oracle: scenarios as micro-batches.
+"""windtunnel's operators on a real local Spark against the oracle: scenarios as micro-batches.
 
 Outputs are compared as multisets of the contract's JSON lines (Spark returns rows in
 no particular order); every field must match, ``after_seq`` and ``wall_ms`` included.

@@ -1,4 +1,4 @@
-"""Windowed jobs: simulator outputs and user DataFrames through the exact operator to real sinks.
+"""Windowed jobs: simulator outputs and user DataFrames through windtunnel's operators to real sinks.
 
 Every Spark run is compared with the oracle run over the same records (seq order, each
 record arriving at its ``arrival_ms``), as multisets of the contract's JSON lines: all
@@ -22,11 +22,11 @@ from windtunnel.oracle.model.results import Output, to_jsonl_line
 from windtunnel.oracle.model.stream import Event
 from windtunnel.simulator.outputs import write_jsonl, write_parquet, write_scenario, write_spark_dir
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.jobs.job import (
+from windtunnel.spark_impl.job import (
     KAFKA_PACKAGE,
     JobSpec,
     Sink,
-    load_spec,
+    load_job_spec,
     records_format,
     trigger_options,
 )
@@ -53,7 +53,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def idle_spec(root: Path) -> JobSpec:
     """The generated scenario's query with 200 ms windows and a 150 ms idle timeout, so
     windows close by event time, by lateness and by the (stream-wide) wall clock."""
-    spec = load_spec(root / "scenario.yaml")
+    spec = load_job_spec(root / "scenario.yaml")
     window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
     return dataclasses.replace(spec, query=dataclasses.replace(spec.query, window=window))
 
@@ -86,8 +86,8 @@ def read_outputs(spark: Any, path: Path, fmt: str = "json") -> list[Output]:
     return outputs_in_order(r.asDict() for r in frame.collect())
 
 
-def test_load_spec_ignores_input_and_expect(generated: Path) -> None:
-    spec = load_spec(generated / "scenario.yaml")
+def test_load_job_spec_ignores_input_and_expect(generated: Path) -> None:
+    spec = load_job_spec(generated / "scenario.yaml")
     assert spec.query.group_by == ("user_id",)
     assert spec.start_wall_ms > 0
     assert spec.name == "payments-seed9"
@@ -158,7 +158,7 @@ def test_records_format(generated: Path, tmp_path: Path) -> None:
 def test_records_job_equals_the_oracle(
     spark: Any, generated: Path, tmp_path: Path, source: str, rows_per_batch: int, fmt: str
 ) -> None:
-    from windtunnel.spark_impl.jobs.job import records_source, run_job
+    from windtunnel.spark_impl.job import records_source, run_job
 
     spec = idle_spec(generated)
     expected = oracle_outputs(spec, generated)
@@ -192,7 +192,7 @@ def test_output_files_written_as_rows_come_hold_every_row_once(
     """Each slice task writes its output file row by row as the engine emits (JSON text in
     chunks of 64 KiB): one micro-batch of 4,000 payments with 200 ms windows gives files of
     several chunks, which read back as the oracle's outputs, each once."""
-    from windtunnel.spark_impl.jobs.job import records_source, run_job
+    from windtunnel.spark_impl.job import records_source, run_job
 
     def stream() -> Any:
         return simulate("payments", events=4000, seed=3, batch_size=4000, late_fraction=0.05)
@@ -213,7 +213,7 @@ def test_output_files_written_as_rows_come_hold_every_row_once(
 @pytest.mark.spark
 def test_end_of_input_flushes_exactly_once(spark: Any, generated: Path, tmp_path: Path) -> None:
     """Running the finished job again from its checkpoint reads and writes nothing more."""
-    from windtunnel.spark_impl.jobs.job import records_source, run_job
+    from windtunnel.spark_impl.job import records_source, run_job
 
     spec = idle_spec(generated)
     sink = Sink("json", path=str(tmp_path / "out"))
@@ -230,7 +230,7 @@ def test_end_of_input_flushes_exactly_once(spark: Any, generated: Path, tmp_path
 def test_user_dataframes_stream_and_batch(spark: Any, generated: Path) -> None:
     """A user's streaming DataFrame (Spark's own file source) into foreachBatch, and a batch
     DataFrame into a memory table: both equal the oracle (the batch one ends by itself)."""
-    from windtunnel.spark_impl.jobs.job import dataframe_source, run_job
+    from windtunnel.spark_impl.job import dataframe_source, run_job
 
     spec = idle_spec(generated)
     expected = lines(oracle_outputs(spec, generated))
@@ -269,7 +269,7 @@ def _rows_as_outputs(rows: list[Any]) -> list[Output]:
 
 @pytest.mark.spark
 def test_dataframe_source_names_a_missing_column(spark: Any) -> None:
-    from windtunnel.spark_impl.jobs.job import dataframe_source
+    from windtunnel.spark_impl.job import dataframe_source
 
     frame = spark.createDataFrame([(0, 1)], "seq long, v long")
     with pytest.raises(InvalidInput, match="arrival_ms='arrival_ms': not a column"):
@@ -286,7 +286,7 @@ def _kafka_connector_present(spark: Any) -> bool:
 
 @pytest.mark.spark
 def test_kafka_without_the_connector_names_the_package(spark: Any) -> None:
-    from windtunnel.spark_impl.jobs.job import kafka_source
+    from windtunnel.spark_impl.job import kafka_source
 
     if _kafka_connector_present(spark):
         pytest.skip("Spark's Kafka connector is on the classpath here")
@@ -308,9 +308,9 @@ def test_system_clock_closes_event_time_windows_like_the_oracle(
 ) -> None:
     """System clock (processing-time timers): windows closed by event time, late drops and
     the end-of-input flush are the oracle's; only the wall clock fields differ."""
-    from windtunnel.spark_impl.jobs.job import records_source, run_job
+    from windtunnel.spark_impl.job import records_source, run_job
 
-    spec = load_spec(generated / "scenario.yaml")  # no idle timeout: event time decides
+    spec = load_job_spec(generated / "scenario.yaml")  # no idle timeout: event time decides
     table = "windtunnel_test_job_system"
     started_ms = int(time.time() * 1000)
     report = run_job(

@@ -2,7 +2,7 @@
 
 Records come from windtunnel's producer into the local Kafka-wire broker (Tansu, not
 Apache Kafka; ``batch.num.messages=1`` because its high watermark otherwise stops at
-the start of the last record batch) and are read back through the exact operator.
+the start of the last record batch) and are read back through the production operator.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from windtunnel.simulator.localbroker import local_broker
 from windtunnel.simulator.outputs import write_jsonl, write_scenario
 from windtunnel.simulator.records import kafka_records as kafka_records_of
 from windtunnel.simulator.workloads import simulate
-from windtunnel.spark_impl.jobs.job import JobSpec, Sink, load_spec
-from windtunnel.spark_impl.jobs.kafka_python import limit_offsets, parse_options
+from windtunnel.spark_impl.job import JobSpec, Sink, load_job_spec
+from windtunnel.spark_impl.jobs.kafka_options import limit_offsets, parse_options
 
 EVENTS = 360
 TOPIC = "payments"
@@ -131,9 +131,9 @@ def test_limit_offsets_splits_the_cap_by_backlog() -> None:
 # ---------------------------------------------------------------- against the broker
 
 
-def produce_records(broker: str, topic: str, partition_of: Any, seqs: range) -> None:
-    """The simulated records with seq in ``seqs`` into ``topic`` (4 partitions), at
-    ``partition_of(seq, key)`` (None: where librdkafka's default partitioner puts them)."""
+def produce_records(broker: str, topic: str, seqs: range) -> None:
+    """The simulated records with seq in ``seqs`` into ``topic`` (4 partitions), keyed by
+    user, where librdkafka's default partitioner puts them."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -149,37 +149,17 @@ def produce_records(broker: str, topic: str, partition_of: Any, seqs: range) -> 
             strict=True,
         ):  # fmt: skip
             if seq in seqs:
-                placed = {} if partition_of is None else {"partition": partition_of(seq, key)}
                 producer.produce(
                     topic, key=key.encode(), value=value.encode(), timestamp=stamp,
-                    headers=[(k, v.encode()) for k, v in headers], **placed,
+                    headers=[(k, v.encode()) for k, v in headers],
                 )  # fmt: skip
     assert producer.flush(30) == 0
-
-
-def by_key(seq: int, key: str) -> int:
-    """Kafka's default partitioner over the record key (``user_id``), 4 partitions."""
-    from windtunnel.simulator.murmur2 import partition_for
-
-    return partition_for(key.encode(), 4)
-
-
-@pytest.fixture
-def kafka_slices_on(spark: Any) -> Iterator[None]:
-    """Keys read from Kafka sliced by Kafka partition (off by default)."""
-    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
-
-    spark.conf.set(KAFKA_SLICES_CONF, "on")
-    try:
-        yield
-    finally:
-        spark.conf.unset(KAFKA_SLICES_CONF)
 
 
 def small_windows(generated: Path) -> JobSpec:
     import dataclasses
 
-    spec = load_spec(generated / "scenario.yaml")
+    spec = load_job_spec(generated / "scenario.yaml")
     window = dataclasses.replace(spec.query.window, size_ms=200, idle_timeout_ms=150)
     return dataclasses.replace(spec, query=dataclasses.replace(spec.query, window=window))
 
@@ -197,70 +177,40 @@ def test_python_reader_through_the_exact_operator_equals_the_oracle(
     spark: Any, broker: str, generated: Path, tmp_path: Path
 ) -> None:
     """Three partitions read in one micro-batch: Spark tasks interleave the partitions,
-    the operator orders rows by their ``wt-seq``; outputs equal the oracle's. The topic is
-    keyed by the group key (``user_id``), but its 3 partitions do not split evenly over 2
-    cores: keys are sliced by hash and the micro-batch shuffles."""
-    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+    the operator orders rows by their ``wt-seq``; outputs equal the oracle's."""
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
     spec = small_windows(generated)
     expected = oracle_outputs(spec, generated)
     assert {"close", "idle_timeout"} <= {getattr(o, "reason", None) for o in expected}
     assert any(o.type == "drop" for o in expected)
-    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
-    from windtunnel.spark_impl.jobs.job import job_path
-
     rows = kafka_source(spark, bootstrap=broker, topic=TOPIC, reader="python")
-    sink = Sink("json", path=str(tmp_path / "out"))
-    assert "skipping it is off (spark.windtunnel.kafkaSlices=on" in job_path(spec, rows, sink).explain()
-    spark.conf.set(KAFKA_SLICES_CONF, "on")
-    try:
-        explained = job_path(spec, rows, sink).explain()
-    finally:
-        spark.conf.unset(KAFKA_SLICES_CONF)
-    assert "the topic's 3 partitions do not split evenly over 2 cores" in explained
-    report = run_job(spec, rows, sink)
+    report = run_job(spec, rows, Sink("json", path=str(tmp_path / "out")))
     assert written(spark, tmp_path / "out") == lines(expected)
     assert report.rows_in == EVENTS
-    assert (len(report.batches), report.unshuffled) == (1, None)
+    assert len(report.batches) == 1
 
 
 @pytest.mark.spark
 @pytest.mark.kafka
-@pytest.mark.parametrize(
-    ("partition_of", "partitioner"), [(by_key, "murmur2"), (None, "crc32")],
-    ids=["kafkas-partitioner", "librdkafkas-partitioner"],
-)
-def test_a_restarted_run_without_the_shuffle_equals_the_oracle(
-    spark: Any, broker: str, generated: Path, tmp_path: Path, partition_of: Any,
-    partitioner: str, kafka_slices_on: None,
+def test_a_run_restarted_from_its_checkpoint_equals_the_oracle(
+    spark: Any, broker: str, generated: Path, tmp_path: Path
 ) -> None:
-    """Half the records, a run, the rest, a second run from the checkpoint. Keyed by
-    ``user_id`` with Kafka's (murmur2) or librdkafka's (CRC32) partitioner: the sample shows
-    which, each Kafka partition holds one slice's users (4 partitions, 2 slices), both
-    micro-batches skip the shuffle and the outputs equal the oracle's. (A topic neither
-    partitioner explains: tests/spark_impl/exact/test_kafka_slices.py; the shuffle over
-    Kafka: the test above.)"""
-    from windtunnel.spark_impl.exact.plan import partitioner_of
-    from windtunnel.spark_impl.jobs.job import job_path, kafka_source, run_job
-    from windtunnel.spark_impl.jobs.kafka_keys import sample_keys
+    """Half the records, a run, the rest, a second run from the checkpoint: each micro-batch
+    continues the stream, and the outputs equal the oracle's."""
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
-    topic = f"halves-{partitioner}"
+    topic = "halves"
     spec = small_windows(generated)
     sink = Sink("json", path=str(tmp_path / "out"))
     checkpoint = str(tmp_path / "checkpoint")
     reports = []
     for seqs in (range(EVENTS // 2), range(EVENTS // 2, EVENTS)):
-        produce_records(broker, topic, partition_of, seqs)
-        found = sample_keys(broker, topic)
-        assert found is not None and found.partitions == 4
-        assert partitioner_of(spark, found) == partitioner
+        produce_records(broker, topic, seqs)
         rows = kafka_source(spark, bootstrap=broker, topic=topic, reader="python")
-        explained = job_path(spec, rows, sink, checkpoint=checkpoint).explain()
-        assert f"keys sliced as the topic's partitioner ({partitioner})" in explained
         reports.append(run_job(spec, rows, sink, checkpoint=checkpoint))
     assert written(spark, tmp_path / "out") == lines(oracle_outputs(spec, generated))
     assert [len(r.batches) for r in reports] == [1, 1]
-    assert [r.unshuffled for r in reports] == [1, 1]
 
 
 @pytest.mark.spark
@@ -269,10 +219,10 @@ def test_a_capped_read_that_cuts_the_stream_out_of_order_fails(
     spark: Any, broker: str, generated: Path, tmp_path: Path
 ) -> None:
     """``maxOffsetsPerTrigger`` cuts each partition at its own offset: a later micro-batch
-    holds seqs below ones already run. With keys sliced by Kafka partition no slice sees
-    it alone; the job stops naming the seqs instead of running on with a wrong clock."""
+    holds seqs below ones already run: the job stops naming the seqs instead of running on
+    with a wrong clock."""
     from windtunnel.oracle.model.errors import EngineUnavailable as Failed
-    from windtunnel.spark_impl.jobs.job import kafka_source, run_job
+    from windtunnel.spark_impl.job import kafka_source, run_job
 
     rows = kafka_source(
         spark, bootstrap=broker, topic=TOPIC, reader="python",
@@ -285,7 +235,7 @@ def test_a_capped_read_that_cuts_the_stream_out_of_order_fails(
 @pytest.mark.spark
 @pytest.mark.kafka
 def test_rows_have_sparks_kafka_schema_and_the_records(spark: Any, broker: str) -> None:
-    from windtunnel.spark_impl.jobs.job import kafka_records
+    from windtunnel.spark_impl.job import kafka_records
 
     raw, reader = kafka_records(spark, bootstrap=broker, topic=TOPIC, reader="python")
     assert reader == "python"

@@ -67,7 +67,8 @@ def test_a_jar_that_does_not_link_demotes_to_the_general_path_with_one_warning(
 ) -> None:
     from windtunnel.oracle.engine import DEFAULT_RULES
     from windtunnel.oracle.model.spec import Aggregation, FixedWindows, Query
-    from windtunnel.spark_impl.exact.plan import GENERAL, choose_path
+    from windtunnel.spark_impl.job import JobSpec, choose_path
+    from windtunnel.spark_impl.jobs.path import GENERAL
 
     broken = _jar_linked_against_a_class_that_is_gone(tmp_path)
     warnings: list[str] = []
@@ -85,8 +86,8 @@ def test_a_jar_that_does_not_link_demotes_to_the_general_path_with_one_warning(
     monkeypatch.setattr(binding, "jar_for_spark", lambda: (broken, "given"))
     monkeypatch.setattr(binding, "_loaded", {})
     query = Query(FixedWindows(10, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
-    choice = choose_path(query, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
-                         clock="arrival", checkpoint=str(tmp_path / "ckpt"))
+    choice = choose_path(JobSpec(query, DEFAULT_RULES), spark=spark,
+                         checkpoint=str(tmp_path / "ckpt"))
     assert choice.path == GENERAL
     assert "org.example.gone.Missing" in choice.explain().replace("/", ".")
 

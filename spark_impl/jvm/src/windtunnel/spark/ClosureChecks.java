@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * inside it) and serializes the closure to check that it can be. A micro-batch of a streaming
  * aggregation hands it the same few lambda sites every time (the aggregation's and state
  * store's {@code mapPartitions}, each action), so a check of thousands of small micro-batches
- * spends about a third of its driver time there. The first part is a property of the lambda's
+ * repeats that work thousands of times (docs/conformance.md, "Check settings"). The first part is a property of the lambda's
  * class; the second repeats what sending the task does anyway (a closure that cannot be
  * serialized still fails its job, "Task not serializable"). With this agent, {@code clean}
  * runs as Spark wrote it the first time a lambda class is met; once it has returned normally

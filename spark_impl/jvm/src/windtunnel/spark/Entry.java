@@ -23,14 +23,9 @@ import org.apache.spark.sql.SparkSession;
  *   <li>{@code selfCheck(engineSpec, values)}: touches every Spark and Hadoop API the operator
  *       uses and runs the engine on one event of that query; throws a LinkageError or an exception when this jar does
  *       not fit the running Spark;
- *   <li>{@code open(SparkSession, planJson, checkpoint)}: an {@link ExactRun};
+ *   <li>{@code open(SparkSession, planJson, checkpoint)}: a {@link ProductionRun};
  *   <li>{@code storedSlices(SparkSession, checkpoint)}: the slice count a checkpoint's state
  *       was started with, or -1;
- *   <li>{@code kafkaSlice(key, slices, crc32)}: a key's slice under Kafka slicing;
- *   <li>{@code kafkaPartitioner(keys, partitions csv, partition count)}: {@code murmur2},
- *       {@code crc32} or the empty text ({@link KeySlice#partitionerOf});
- *   <li>{@code storedFingerprint(SparkSession, checkpoint)}: the fingerprint it was started
- *       with, or the empty text;
  * </ul>
  */
 public final class Entry {
@@ -42,7 +37,7 @@ public final class Entry {
         selfCheck((String) args[0], (Object[]) args[1]);
         return "ok";
       case "open":
-        return ExactRun.open((SparkSession) args[0], (String) args[1], (String) args[2]);
+        return ProductionRun.open((SparkSession) args[0], (String) args[1], (String) args[2]);
       case "storedSlices": {
         Configuration conf = ((SparkSession) args[0]).sparkContext().hadoopConfiguration();
         try {
@@ -51,29 +46,6 @@ public final class Entry {
         } catch (StateError unusable) {
           return -1; // open() says what is wrong with it
         }
-      }
-      case "storedFingerprint": {
-        Configuration conf = ((SparkSession) args[0]).sparkContext().hadoopConfiguration();
-        try {
-          StateStore.Meta meta = StateStore.readMeta(conf, StateStore.root(conf, (String) args[1]));
-          return meta == null ? "" : meta.fingerprint;
-        } catch (StateError unusable) {
-          return "";
-        }
-      }
-      case "kafkaSlice": // the slice of a one-field key under Kafka slicing (for tests)
-        return KeySlice.kafkaSlice(args[0], (Integer) args[1], (Boolean) args[2]);
-      case "kafkaPartitioner": { // sampled record keys (one char per byte), their partitions
-        String[] texts = (String[]) args[0];
-        byte[][] keys = new byte[texts.length][];
-        for (int i = 0; i < texts.length; i++) {
-          keys[i] = texts[i].getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-        }
-        String csv = (String) args[1];
-        int[] parts = csv.isEmpty() ? new int[0]
-            : java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
-        String found = KeySlice.partitionerOf(keys, parts, (Integer) args[2]);
-        return found == null ? "" : found;
       }
       case "cachedSlices": // the slices of a state root the tasks keep in memory
         return SliceCache.countInTasks(((SparkSession) args[0]).sparkContext(),

@@ -19,8 +19,8 @@ import org.apache.parquet.io.OutputFile;
  * <p>On {@code file:} paths Hadoop's {@link LocalFileSystem} sets the permission of every file
  * and directory it creates by running {@code chmod} in a child process (without Hadoop's
  * native library, which PySpark does not ship) and writes a {@code .crc} side file, created
- * the same way: about 9 ms per file on the 2-core machine of docs/spark.md, several files per
- * micro-batch. Here local files are created with {@code java.nio} instead: the permissions
+ * the same way, for several files per micro-batch (docs/spark.md, "State on the checkpoint").
+ * Here local files are created with {@code java.nio} instead: the permissions
  * the process umask gives (what Hadoop's default 0666 under umask 022 also gives), no side
  * file (Hadoop reads a file without one unverified; the state files carry their own CRC32).
  * Every other file system goes through Hadoop's own {@code create} and {@code mkdirs}.

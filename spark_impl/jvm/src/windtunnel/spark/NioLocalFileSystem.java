@@ -14,8 +14,8 @@ import org.apache.hadoop.fs.permission.FsPermission;
 /**
  * Hadoop's local file system, with permissions set through {@code java.nio} instead of a
  * {@code chmod} child process per file and directory (what Hadoop does without its native
- * library, which PySpark does not ship: about 9 ms of wall time and 10 ms of CPU per new
- * file, and Spark's streaming checkpoint writes several files per micro-batch). Everything
+ * library, which PySpark does not ship), and Spark's streaming checkpoint writes several files
+ * per micro-batch. Everything
  * else is Hadoop's own {@link LocalFileSystem}. The sessions windtunnel starts in local mode
  * use it for {@code file:} ({@code spark.hadoop.fs.file.impl}); see docs/spark.md.
  */

@@ -37,16 +37,11 @@ final class Pack implements PairFlatMapFunction<Iterator<Row>, Integer, byte[]> 
       long seq = read.seq(row);
       Map<String, Object> payload = read.payload(row);
       read.values(row, payload, values);
-      Wire.Out out;
-      if (plan.kafkaSlices) {
-        out = packer.eventIn(KeySlice.kafkaSlice(values[plan.keySlots[0]], plan.slices, plan.kafkaCrc32), lane, seq, arrival);
-      } else {
-        long h = KeySlice.combine(KeySlice.SEED, KeySlice.hashLong(lane));
-        for (int slot : plan.keySlots) {
-          h = KeySlice.combine(h, KeySlice.hash(values[slot]));
-        }
-        out = packer.event(h, lane, seq, arrival);
+      long h = KeySlice.combine(KeySlice.SEED, KeySlice.hashLong(lane));
+      for (int slot : plan.keySlots) {
+        h = KeySlice.combine(h, KeySlice.hash(values[slot]));
       }
+      Wire.Out out = packer.event(h, lane, seq, arrival);
       for (Object value : values) {
         if (value instanceof RowEvents.TimeMs) {
           out.put(Wire.TIME_MS);

@@ -10,7 +10,7 @@ import scala.Tuple2;
  * The map side of a micro-batch over Spark's internal rows, for plans whose every path is a
  * typed top-level column and that need no whole payload ({@link Slots#direct}): no
  * {@code Row} objects, no boxing, strings hashed and copied as their UTF-8 bytes. The rows
- * come from the micro-batch's own plan ({@link ExactRun#internalRows}, part of the
+ * come from the micro-batch's own plan ({@link ProductionRun#internalRows}, part of the
  * jar's self-check); values are read before the next row (Spark reuses row buffers).
  */
 final class PackInternal implements PairFlatMapFunction<Iterator<InternalRow>, Integer, byte[]> {
@@ -26,7 +26,7 @@ final class PackInternal implements PairFlatMapFunction<Iterator<InternalRow>, I
 
   /** Whether {@code plan}'s events can be read this way. */
   static boolean covers(Plan plan) {
-    return new Slots(plan).direct && !plan.wholePayload && !plan.kafkaSlices;
+    return new Slots(plan).direct && !plan.wholePayload;
   }
 
   @Override

@@ -74,11 +74,7 @@ final class Packer {
   /** Starts an event of the key with hash {@code keyHash}: returns the buffer its values
    * go to (the caller writes exactly the plan's values, then the payload if needed). */
   Wire.Out event(long keyHash, long lane, long seq, long arrival) {
-    return eventIn(KeySlice.sliceOf(keyHash, slices), lane, seq, arrival);
-  }
-
-  /** {@link #event} of a key whose slice the caller computed ({@link KeySlice#kafkaSlice}). */
-  Wire.Out eventIn(int slice, long lane, long seq, long arrival) {
+    int slice = KeySlice.sliceOf(keyHash, slices);
     Wire.Out out = events[slice];
     if (out == null) {
       out = events[slice] = new Wire.Out(1 << 16);

@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * One query's plan for the production operator, as the Python side writes it
- * ({@code windtunnel.spark_impl.exact.plan}): where each stream column sits in the input
+ * ({@code windtunnel.spark_impl.production.plan}): where each stream column sits in the input
  * rows, how the event is read, which fields the engine needs, how many slices, the engine's
  * spec and its fingerprint. Travels to tasks inside {@link Pack} and {@link Step}.
  */
@@ -44,13 +44,6 @@ public final class Plan implements Serializable {
   /** The wall clock is the system clock, read by the driver once per micro-batch (the rows'
    * arrivals are not read); else the lanes' arrivals. */
   public final boolean systemWall;
-  /** Keys are sliced as Kafka's default partitioner places the group key ({@link
-   * KeySlice#kafkaSlice}), so that an input partition read from one Kafka partition holds
-   * one slice's keys and the micro-batch can skip the shuffle ({@link DirectSlices}); else
-   * by {@link KeySlice#slice}. */
-  public final boolean kafkaSlices;
-  /** With {@link #kafkaSlices}: librdkafka's partitioner (CRC32) instead of Kafka's (murmur2). */
-  public final boolean kafkaCrc32;
 
   /** A typed event column. */
   public static final class Column implements Serializable {
@@ -94,17 +87,8 @@ public final class Plan implements Serializable {
     wholePayload = n.get("whole_payload").asBoolean();
     timeIsTimestamp = n.get("time_is_timestamp").asBoolean();
     systemWall = n.has("wall") && n.get("wall").asText().equals("system");
-    String slicing = n.has("slicing") ? n.get("slicing").asText() : "hash";
-    kafkaSlices = slicing.equals("kafka") || slicing.equals("kafka-crc32");
-    kafkaCrc32 = slicing.equals("kafka-crc32");
-    if (!kafkaSlices && !slicing.equals("hash")) {
-      throw new IllegalArgumentException("slicing=" + slicing + ": use hash, kafka or kafka-crc32");
-    }
     if (slices < 1 || seq < 0) {
       throw new IllegalArgumentException("a plan needs slices >= 1 and a seq column");
-    }
-    if (kafkaSlices && keySlots.length != 1) {
-      throw new IllegalArgumentException("Kafka slicing needs exactly one group key field");
     }
   }
 

@@ -17,7 +17,7 @@ import java.util.Map;
  * rather than run out of memory); a missing entry only costs a read.
  *
  * <p>In local mode the driver and the tasks load this jar through different class loaders,
- * so the driver's {@link #release} reaches another copy of this class: {@link ExactRun#close}
+ * so the driver's {@link #release} reaches another copy of this class: {@link ProductionRun#close}
  * also runs it in a task ({@link Release}).
  */
 final class SliceCache {

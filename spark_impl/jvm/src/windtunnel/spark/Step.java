@@ -158,9 +158,9 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     }
   }
 
-  /** Every event comes after the stream's last seq of the micro-batches before (a slice
-   * alone would not see that another slice's keys were already ahead: with Kafka slices
-   * each slice is one Kafka partition). Throws IllegalArgumentException otherwise. */
+  /** Every event comes after the stream's last seq of the micro-batches before (checked in
+   * every slice against the stream's last seq, not the slice's own: another slice's keys may
+   * already be ahead). Throws IllegalArgumentException otherwise. */
   private void continuesTheStream(SliceInput input) {
     for (SliceInput.Lane lane : input.lanes.values()) {
       for (int i = 0; i < lane.events; i++) {

@@ -69,7 +69,7 @@ def _oracle(batches: int) -> Counter[str]:
 
 
 def _run(spark: Any, source: Path, out: Path, checkpoint: str, query: Query = QUERY) -> Any:
-    from windtunnel.spark_impl.jobs.job import Sink, run_job
+    from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     stream = spark.readStream.schema(

@@ -43,8 +43,8 @@ def _oracle() -> Counter[str]:
 def test_a_source_without_control_columns_is_read_without_them(spark: Any) -> None:
     from pyspark.sql import functions as F
 
-    from windtunnel.spark_impl.exact.run import prepared_input
     from windtunnel.spark_impl.jobs.sources import dataframe_source
+    from windtunnel.spark_impl.production.run import prepared_input
 
     plain = dataframe_source(spark.createDataFrame(ROWS, DDL))
     selected, layout, _ = prepared_input(plain, QUERY)
@@ -61,18 +61,18 @@ def test_a_source_without_control_columns_is_read_without_them(spark: Any) -> No
 
 def _one_micro_batch(
     jvm: Any, spark: Any, plan: str, checkpoint: str, selected: Any, out: Path
-) -> tuple[int, int]:
+) -> int:
     """Micro-batch 0 of ``selected`` on the production operator into JSON files in ``out``,
-    committed: its rows in, and 1 when it skipped the shuffle (else 0)."""
-    from windtunnel.spark_impl.exact.run import open_run
+    committed: its rows in."""
+    from windtunnel.spark_impl.production.run import open_run
 
     job = open_run(jvm, spark, plan, checkpoint)
     try:
         job.writeFiles(selected._jdf, 0, -(2**63), "json", str(out))
-        rows_in, _, _, unshuffled = (int(v) for v in job.commit(0))
+        rows_in, _, _ = (int(v) for v in job.commit(0))
     finally:
         job.close()
-    return rows_in, unshuffled
+    return rows_in
 
 
 @pytest.mark.parametrize("given_as", ["rows-of-an-rdd", "local-relation"])
@@ -81,15 +81,16 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
 ) -> None:
     """``foreachBatch`` gives a plan over an RDD of rows, which is read directly; any other
     plan is executed first. Both give the oracle's outputs."""
-    from windtunnel.spark_impl.exact.plan import PRODUCTION, choose_path, plan_json
-    from windtunnel.spark_impl.exact.run import prepared_input
+    from windtunnel.spark_impl.job import JobSpec, choose_path
     from windtunnel.spark_impl.jobs.sources import dataframe_source
+    from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
+    from windtunnel.spark_impl.production.plan import plan_json
+    from windtunnel.spark_impl.production.run import prepared_input
 
     checkpoint = str(tmp_path / "ckpt")
-    choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
-                         clock="arrival", checkpoint=checkpoint, slices=2)
-    assert choice.path == PRODUCTION, choice.explain()
+    choice = choose_path(JobSpec(QUERY, DEFAULT_RULES), spark=spark, checkpoint=checkpoint, slices=2)
+    assert (choice.path, choice.slices) == ("production", 2), choice.explain()
     selected, layout, time_is_ts = prepared_input(
         dataframe_source(spark.createDataFrame(ROWS, DDL)), QUERY
     )
@@ -99,51 +100,7 @@ def test_either_way_of_reading_the_micro_batch_gives_the_oracles_outputs(
     assert (plan_kind == "LogicalRDD") == (given_as == "rows-of-an-rdd")
     plan = plan_json(QUERY, engine_spec(QUERY, DEFAULT_RULES, 1, 0), 2, layout,
                      time_is_timestamp=time_is_ts)
-    rows_in, unshuffled = _one_micro_batch(choice.jvm, spark, plan, checkpoint, selected, tmp_path / "out")
-    assert (rows_in, unshuffled) == (len(ROWS), 0)
+    rows_in = _one_micro_batch(load(spark).jvm, spark, plan, checkpoint, selected, tmp_path / "out")
+    assert rows_in == len(ROWS)
     got = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out")).collect()]
     assert Counter(canonical_lines(outputs_in_order(got))) == _oracle()
-
-
-@pytest.mark.parametrize(("partitioned", "unshuffled"), [("by-kafka-partition", 1), ("mixed", 0)])
-def test_kafka_slices_skip_the_shuffle_when_each_partition_holds_one_slice(
-    spark: Any, tmp_path: Path, partitioned: str, unshuffled: int
-) -> None:
-    """Users ``a`` and ``d`` are in Kafka partitions 0 and 1 of 2. Input partitions that each
-    hold one of them skip the shuffle; partitions holding both take it. Both give the
-    oracle's outputs."""
-    from windtunnel.simulator.murmur2 import partition_for
-    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES, choose_path, plan_json
-    from windtunnel.spark_impl.exact.run import prepared_input
-    from windtunnel.spark_impl.jobs.sources import dataframe_source
-    from windtunnel.spark_impl.jvm.engine_spec import engine_spec
-
-    rows = [(s, arr, ts, "d" if user == "b" else user, n) for s, arr, ts, user, n in ROWS]
-    assert [partition_for(u.encode(), 2) for u in ("a", "d")] == [0, 1]
-    from windtunnel.spark_impl.exact.plan import KAFKA_SLICES_CONF
-
-    checkpoint = str(tmp_path / "ckpt")
-    spark.conf.set(KAFKA_SLICES_CONF, "on")  # off by default
-    try:
-        choice = choose_path(QUERY, DEFAULT_RULES, spark=spark, streaming=True, sink_kind="json",
-                             clock="arrival", checkpoint=checkpoint, kafka_partitions=2)
-    finally:
-        spark.conf.unset(KAFKA_SLICES_CONF)
-    assert (choice.slicing, choice.slices) == (KAFKA_SLICES, 2)
-    selected, layout, time_is_ts = prepared_input(
-        dataframe_source(spark.createDataFrame(rows, DDL)), QUERY
-    )
-    if partitioned == "by-kafka-partition":  # partition i reads Kafka partition i
-        by_user = selected.rdd.keyBy(lambda r: partition_for(r["user"].encode(), 2))
-        parts = by_user.partitionBy(2, lambda p: p).values()
-    else:  # seq 0 and 1 (users a and d) in one partition
-        parts = selected.rdd.keyBy(lambda r: r["seq"] // 2).partitionBy(3, lambda p: p).values()
-    selected = spark.createDataFrame(parts, selected.schema)
-    plan = plan_json(QUERY, engine_spec(QUERY, DEFAULT_RULES, 1, 0), 2, layout,
-                     time_is_timestamp=time_is_ts, slicing=KAFKA_SLICES)
-    rows_in, skipped = _one_micro_batch(choice.jvm, spark, plan, checkpoint, selected, tmp_path / "out")
-    assert (rows_in, skipped) == (len(rows), unshuffled)
-    got = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).json(str(tmp_path / "out")).collect()]
-    events = [Event(s, {"ts": t, "user": u, "amount": a}, arr) for s, arr, t, u, a in rows]
-    expected = [o for o in run(QUERY, events).outputs if getattr(o, "reason", "") != "end_of_input"]
-    assert Counter(canonical_lines(outputs_in_order(got))) == Counter(canonical_lines(expected))

@@ -31,7 +31,7 @@ def _rows(directory: Path) -> list[dict[str, Any]]:
 def test_idle_windows_close_on_the_system_clock_while_no_data_arrives(
     spark: Any, tmp_path: Path
 ) -> None:
-    from windtunnel.spark_impl.jobs.job import Sink, job_path, run_job
+    from windtunnel.spark_impl.job import Sink, job_path, run_job
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     # one micro-batch of three events in a day-long window: only the idle timeout (1 s of

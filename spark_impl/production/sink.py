@@ -1,12 +1,12 @@
 """Where the production operator's output rows go, once per micro-batch.
 
 Files (``json``, ``parquet``): each key slice's task writes its rows of micro-batch ``N``, as
-the engine emits them, as ``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as Spark's JSON writer writes
-them; Parquet through Parquet's own writer), replacing an earlier attempt's file, so a
-micro-batch Spark replays after a restart replaces its files instead of adding to them: with
-the checkpoint, every output row lands exactly once. One Spark job per micro-batch, no
-writer of Spark's: its commit protocol cost more per micro-batch than the window logic. Read
-them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
+the engine emits them, as ``<dir>/part-<N>-<slice>-windtunnel.<ext>`` itself (JSON lines as
+Spark's JSON writer writes them; Parquet through Parquet's own writer), replacing an earlier
+attempt's file, so a micro-batch Spark replays after a restart replaces its files instead of
+adding to them: with the checkpoint, every output row lands exactly once. One Spark job per
+micro-batch, and no writer of Spark's, so no commit protocol of its own (docs/spark.md,
+"Speed"). Read them back with ``spark.read.schema(OUTPUT_DDL).json(dir)`` (or ``.parquet``).
 
 Other sinks get the micro-batch's rows as a DataFrame, computed once: computing them writes
 the slices' new state, so a sink that would read them twice (or only part of them, as
@@ -24,14 +24,28 @@ from pyspark.sql import DataFrame
 
 FILE_FORMATS = ("json", "parquet")
 
+SINK_KINDS = (*FILE_FORMATS, "console", "foreach_batch")
+"""The sinks the production operator writes to (a ``memory`` table needs a query's own sink)."""
+
 
 @dataclass(frozen=True, slots=True)
-class Output:
-    """A sink of the production path: ``kind`` json, parquet, console or foreach_batch."""
+class ProductionSink:
+    """Where the production operator's output rows go: ``kind`` json or parquet (files in the
+    directory ``path``), console, or foreach_batch (``function(df, batch_id)``). Raises
+    ValueError for another kind, a file kind without a path, or foreach_batch without a
+    function (the job's :class:`~windtunnel.spark_impl.job.Sink` checked them already)."""
 
     kind: str
     path: str | None = None
     function: Callable[[DataFrame, int], None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in SINK_KINDS:
+            raise ValueError(f"kind={self.kind!r}: the production operator writes to {SINK_KINDS}")
+        if self.kind in FILE_FORMATS and not self.path:
+            raise ValueError(f"kind={self.kind!r} needs a path")
+        if self.kind == "foreach_batch" and self.function is None:
+            raise ValueError("kind='foreach_batch' needs a function")
 
     def directory(self) -> str:
         """The output directory as the tasks see it (local paths made absolute here)."""
@@ -41,7 +55,8 @@ class Output:
         return str(Path(self.path).resolve())
 
     def write(self, run: Any, batch: DataFrame, batch_id: int, now_ms: int) -> None:
-        """Runs micro-batch ``batch_id`` on ``run`` (an ExactRun) and writes its rows."""
+        """Runs micro-batch ``batch_id`` on ``run`` (a ProductionRun) and writes its rows;
+        ``now_ms``: the system clock for a system-clock plan (else ignored)."""
         spark = batch.sparkSession
         if self.kind in FILE_FORMATS:
             run.writeFiles(batch._jdf, batch_id, now_ms, self.kind, self.directory())

@@ -1,9 +1,9 @@
 """Running a streaming job on the production operator.
 
-:func:`run_production` opens the checkpoint (``ExactRun.open`` on the Java side: a checkpoint
+:func:`run_production` opens the checkpoint (``ProductionRun.open`` on the Java side: a checkpoint
 whose state is missing, corrupt, or from another format or query stops here with one line),
 then runs a ``foreachBatch`` query whose micro-batch function computes the micro-batch's
-output rows on the JVM operator, hands them to the sink (:mod:`~.outputs`) and commits the
+output rows on the production operator, hands them to the sink (:mod:`~.sink`) and commits the
 state version. Events travel as typed columns when the job's input carries them
 (``dataframe_source`` keeps a user DataFrame's columns beside the JSON payload, as
 ``wt_field_<name>``) and every one is of a type the map side reads; otherwise as the JSON
@@ -21,16 +21,8 @@ from pyspark.sql import DataFrame
 
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.spark_impl.errors import cause_line
-from windtunnel.spark_impl.exact.outputs import Output
-from windtunnel.spark_impl.exact.plan import (
-    HASH_SLICES,
-    SIMPLE_TYPES,
-    SLICINGS,
-    PathChoice,
-    fingerprint,
-    input_layout,
-    plan_json,
-)
+from windtunnel.spark_impl.production.plan import SIMPLE_TYPES, input_layout, plan_json
+from windtunnel.spark_impl.production.sink import ProductionSink
 from windtunnel.spark_impl.schema import CONSTANT, FIELD_PREFIX
 
 STREAM_COLUMNS = {
@@ -42,15 +34,11 @@ harnesses that run many scenarios at once)."""
 
 @dataclass(slots=True)
 class Progress:
-    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms), the
-    windows open after the last one (None before the first), and how many skipped the shuffle."""
+    """Micro-batches finished so far: (batch id, rows in, rows out, duration ms), and the
+    windows open after the last one (None before the first)."""
 
     batches: list[tuple[int, int, int, int]] = field(default_factory=list)
     open_windows: int | None = None
-    unshuffled: int = 0
-    """Micro-batches that skipped the shuffle (an input partitioned by key)."""
-    kafka_sliced: bool = False
-    """Whether keys are sliced by a Kafka partitioner (else every micro-batch shuffles)."""
 
 
 def typed_columns(source: DataFrame, time_field: str | None, pass_through: bool) -> list[str] | None:
@@ -129,14 +117,14 @@ def with_ticks(source: DataFrame, tick_ms: int) -> DataFrame:
 
 
 def open_run(jvm: Any, spark: Any, plan: str, checkpoint: str) -> Any:
-    """``ExactRun.open``; a checkpoint that cannot be resumed is InvalidInput (one line)."""
+    """``ProductionRun.open``; a checkpoint that cannot be resumed is InvalidInput (one line)."""
     try:
         return jvm.call("open", spark._jsparkSession, plan, checkpoint)
     except Exception as exc:
         line = java_cause(exc)
         if "StateError" in line:
             raise state_error(checkpoint, line) from None
-        raise EngineUnavailable(f"the JVM operator cannot open {checkpoint}: {cause_line(exc)}") from None
+        raise EngineUnavailable(f"the production operator cannot open {checkpoint}: {cause_line(exc)}") from None
 
 
 def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
@@ -145,22 +133,12 @@ def stored_slices(jvm: Any, spark: Any, checkpoint: str) -> int | None:
     return None if found < 0 else found
 
 
-def stored_slicing(jvm: Any, spark: Any, checkpoint: str, spec: str, slices: int) -> str | None:
-    """How a checkpoint's state sliced its keys (its fingerprint tells), or None for a new
-    checkpoint or one written for another query (``open`` then says what is wrong)."""
-    found = str(jvm.call("storedFingerprint", spark._jsparkSession, checkpoint))
-    for slicing in (HASH_SLICES, *SLICINGS.values()):
-        if found and found == fingerprint(spec, slices, slicing):
-            return slicing
-    return None
-
-
 def run_production(
     job: Any,
     source: DataFrame,
-    output: Output,
-    choice: PathChoice,
+    output: ProductionSink,
     *,
+    slices: int,
     options: dict[str, Any],
     checkpoint: str,
     timeout_s: float | None,
@@ -168,29 +146,34 @@ def run_production(
     clock: str = "arrival",
     tick_ms: int = 1000,
 ) -> tuple[Progress, bool]:
-    """Runs the job; returns its micro-batches and whether ``timeout_s`` stopped it.
+    """Runs ``job`` (its query, rules, time unit and start of the wall clock, as
+    :class:`~windtunnel.spark_impl.job.JobSpec` has them) over ``source`` into ``output``;
+    returns its micro-batches and whether ``timeout_s`` stopped it. ``slices``: the key
+    slices of a new checkpoint (a checkpoint keeps the count it started with).
 
     ``clock="system"``: the wall clock is the system clock, read once per micro-batch when
     it starts (every key's idle windows close then, keys without input included); under an
     interval trigger a ``rate`` source adds a tick row every ``tick_ms`` so that micro-batches
     run while no data arrives. Raises InvalidInput for a checkpoint that cannot be resumed,
-    EngineUnavailable when the query fails (its first line)."""
+    EngineUnavailable when the production operator is not available or the query fails (its first
+    line)."""
+    from windtunnel.spark_impl.jvm.binding import load
     from windtunnel.spark_impl.jvm.engine_spec import engine_spec
     from windtunnel.spark_impl.streaming import follow
 
     spark = source.sparkSession
-    jvm = choice.jvm
+    loaded = load(spark)
+    jvm = loaded.jvm
+    if jvm is None:
+        raise EngineUnavailable(f"the production operator is not available: {loaded.reason}")
     system = clock == "system"
     ticks = system and "processingTime" in options
     selected, layout, time_is_ts = prepared_input(source, job.query, read_constants=ticks)
     spec = engine_spec(job.query, job.rules, job.time_unit_ms, job.start_wall_ms)
-    slices = stored_slices(jvm, spark, checkpoint) or choice.slices
-    slicing = stored_slicing(jvm, spark, checkpoint, spec, slices) or choice.slicing
-    plan = plan_json(
-        job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock, slicing=slicing
-    )
+    slices = stored_slices(jvm, spark, checkpoint) or slices
+    plan = plan_json(job.query, spec, slices, layout, time_is_timestamp=time_is_ts, wall=clock)
     run = open_run(jvm, spark, plan, checkpoint)
-    progress = Progress(kafka_sliced=slicing != HASH_SLICES)
+    progress = Progress()
     if ticks:
         selected = with_ticks(selected, tick_ms)
 
@@ -198,9 +181,8 @@ def run_production(
         started = time.monotonic()
         now_ms = int(time.time() * 1000) if system else -(2**63)
         output.write(run, df, int(batch_id), now_ms)
-        rows_in, rows_out, open_windows, direct = (int(v) for v in run.commit(int(batch_id)))
+        rows_in, rows_out, open_windows = (int(v) for v in run.commit(int(batch_id)))
         progress.open_windows = open_windows
-        progress.unshuffled += direct
         entry = (int(batch_id), rows_in, rows_out, int((time.monotonic() - started) * 1000))
         progress.batches.append(entry)
         if on_batch is not None:

@@ -7,8 +7,8 @@ the stream's wall clock merged from every partition's arrivals, and writes the s
 state version on the checkpoint's own file system (Hadoop's FileSystem API). The driver
 writes the outputs to the sink and commits the version.
 
-- :mod:`~windtunnel.spark_impl.exact.plan`: which path a query takes and why (the production
+- :mod:`~windtunnel.spark_impl.production.plan`: which path a query takes and why (the production
   operator or the general one), and the plan the Java side reads;
-- :mod:`~windtunnel.spark_impl.exact.run`: running a job on the production operator;
-- :mod:`~windtunnel.spark_impl.exact.outputs`: where its output rows go.
+- :mod:`~windtunnel.spark_impl.production.run`: running a job on the production operator;
+- :mod:`~windtunnel.spark_impl.production.sink`: where its output rows go.
 """

@@ -15,7 +15,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.LogicalRDD;
-import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.util.CollectionAccumulator;
 import org.apache.spark.util.SerializableConfiguration;
 
@@ -27,23 +26,21 @@ import org.apache.spark.util.SerializableConfiguration;
  * Spark's progress without windtunnel's state, a corrupt state or one written in another
  * format or for another query is a {@link StateError} with one line) and creates the state
  * root of a new checkpoint. Per micro-batch {@code N}: {@link #outputs} builds the output rows
- * (map side {@link Pack}, a shuffle by key slice, or none for an input partitioned by key
- * ({@link DirectSlices}), {@link Step} per slice, which writes the
+ * (map side {@link Pack}, a shuffle by key slice, {@link Step} per slice, which writes the
  * slice's version {@code N}); once the sink has them, {@link #commit} records version
  * {@code N} and deletes what neither it nor version {@code N-1} needs. A micro-batch Spark
  * runs again after a restart starts from the newest committed version below it, as its first
  * attempt did.
  */
-public final class ExactRun {
+public final class ProductionRun {
   private final SparkSession spark;
   private final Plan plan;
   /** The Hadoop settings, for the driver's own file operations. */
   private final Configuration conf;
   /** The same for the tasks, sent once per query as Spark sends its own (a Spark class: the
    * value a local-mode task reads is the driver's object, which a class of this jar, loaded
-   * once on the driver and once for the executors, could not be cast to). Deserializing a
-   * Configuration per task (hundreds of gzip-compressed strings) cost more than a small
-   * micro-batch's window work. */
+   * once on the driver and once for the executors, could not be cast to), rather than with
+   * every task: a Configuration is hundreds of gzip-compressed strings. */
   private final Broadcast<SerializableConfiguration> taskConf;
   private final String root;
   private final String token;
@@ -51,12 +48,8 @@ public final class ExactRun {
   private long[] versions;
   /** The COMMIT read or written last (each micro-batch reads its base's). */
   private StateStore.Commit lastCommit;
-  /** The packed blobs of the running micro-batch, kept for a plan with Kafka slices. */
-  private JavaPairRDD<Integer, byte[]> held;
-  /** Whether the running micro-batch skipped the shuffle. */
-  private boolean lastDirect;
 
-  private ExactRun(SparkSession spark, Plan plan, Configuration conf, String root, String token,
+  private ProductionRun(SparkSession spark, Plan plan, Configuration conf, String root, String token,
       long[] versions) {
     this.spark = spark;
     this.plan = plan;
@@ -70,7 +63,7 @@ public final class ExactRun {
   }
 
   /** Opens the checkpoint for the plan; throws StateError when it cannot be resumed. */
-  public static ExactRun open(SparkSession spark, String planJson, String checkpoint)
+  public static ProductionRun open(SparkSession spark, String planJson, String checkpoint)
       throws IOException {
     Plan plan = Plan.parse(planJson);
     Configuration conf = spark.sparkContext().hadoopConfiguration();
@@ -83,7 +76,7 @@ public final class ExactRun {
     if (meta == null) {
       meta = StateStore.createMeta(conf, root, plan.fingerprint, plan.slices);
     }
-    return new ExactRun(spark, plan, conf, root, meta.token,
+    return new ProductionRun(spark, plan, conf, root, meta.token,
         StateStore.committedVersions(conf, root));
   }
 
@@ -111,7 +104,7 @@ public final class ExactRun {
 
   /** Micro-batch {@code version}'s outputs written as files ({@code json} or {@code parquet},
    * one per slice with outputs) into {@code directory} by the slices' tasks: one Spark job,
-   * no writer of Spark's (whose commit protocol cost more than the window logic). */
+   * no writer of Spark's and so no commit protocol of its own. */
   public void writeFiles(Dataset<Row> batch, long version, long systemMs, String format,
       String directory) {
     rows(batch, version, systemMs, format, directory).count();
@@ -129,27 +122,7 @@ public final class ExactRun {
     JavaPairRDD<Integer, byte[]> packed = PackInternal.covers(plan)
         ? internalRows(batch).toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
         : batch.javaRDD().mapPartitionsToPair(new Pack(plan));
-    lastDirect = false;
-    if (plan.kafkaSlices) {
-      release();
-      held = packed.persist(StorageLevel.MEMORY_AND_DISK());
-      List<DirectSlices.Summary> summaries = DirectSlices.summarize(held);
-      int[][] groups = DirectSlices.groups(summaries, plan.slices);
-      if (groups != null) {
-        lastDirect = true;
-        return DirectSlices.run(held, groups, summaries, step);
-      }
-      packed = held;
-    }
     return packed.partitionBy(new HashPartitioner(plan.slices)).mapPartitionsWithIndex(step, false);
-  }
-
-  /** Drops the packed blobs kept for the last micro-batch ({@link DirectSlices}). */
-  private void release() {
-    if (held != null) {
-      held.unpersist(false);
-      held = null;
-    }
   }
 
   /** The micro-batch's rows as Spark's internal rows. {@code foreachBatch} hands the
@@ -165,8 +138,8 @@ public final class ExactRun {
   }
 
   /** Records version {@code version} (every slice written) with the micro-batch's rows in and
-   * out, and returns them as {rows in, rows out, windows open after it, 1 when it skipped
-   * the shuffle else 0}; throws StateError when a slice did not
+   * out, and returns them as {rows in, rows out, windows open after it}; throws StateError
+   * when a slice did not
    * report (its task never ran: the outputs were not computed). */
   public long[] commit(long version) throws IOException {
     long base = baseOf(version);
@@ -212,8 +185,7 @@ public final class ExactRun {
     if (previous != null && previous.length != files.length) {
       throw new StateError("slice count changed between versions " + base + " and " + version);
     }
-    release();
-    return new long[] {rowsIn, rowsOut, open, lastDirect ? 1 : 0};
+    return new long[] {rowsIn, rowsOut, open};
   }
 
   private StateStore.Commit commitOf(long version) {
@@ -227,7 +199,6 @@ public final class ExactRun {
    * tasks' copy through a small job (best effort: on a cluster its tasks need not reach every
    * executor; the entries are bounded and held softly). */
   public void close() {
-    release();
     SliceCache.release(root);
     taskConf.destroy();
     org.apache.spark.SparkContext sc = spark.sparkContext();
