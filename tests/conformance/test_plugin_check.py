@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel.conformance.fixtures import needs_spark
+from windtunnel.conformance.plugin.checking import needs_spark
 
 pytest_plugins = ["pytester"]
 
