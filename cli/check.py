@@ -146,7 +146,8 @@ def check_command(
     warning = examples_warning(examples, implementation.name, job is not None)
     if warning:
         click.echo(f"windtunnel: {warning}", err=True)
-    with Progress(f"checking {implementation.name}", total, "scenarios", per_minute=True) as bar:
+    with Progress(f"checking {implementation.name}", total, "scenarios", per_minute=True,
+                  warm_up=True) as bar:
 
         def shrinking(diverging: Any) -> None:
             bar.note(f"{diverging.name} diverges; shrinking it (up to {shrink_seconds:g} s)")

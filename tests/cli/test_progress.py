@@ -35,6 +35,45 @@ def test_piped_lines_carry_count_rate_and_eta() -> None:
     assert last.startswith("checking t: 4/4 scenarios (100%) in ") and "ETA" not in last
 
 
+class FakeClock:
+    """Seconds that move only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _eta_seconds(line: str) -> float | None:
+    import re
+
+    found = re.search(r"ETA (?:(\d+)m)?(\d+)s", line)
+    return None if found is None else int(found.group(1) or 0) * 60 + int(found.group(2))
+
+
+@pytest.mark.parametrize("start_up_s", [5.0, 40.0, 300.0])
+def test_no_eta_until_the_first_step_after_start_up_then_within_twice_the_truth(
+    start_up_s: float,
+) -> None:
+    """A check: start-up and the spec's own input in the first step, then calls of 200
+    scenarios taking 40 to 60 s each."""
+    clock, out = FakeClock(), io.StringIO()
+    steps = [(1, start_up_s), *[(200, s) for s in (50.0, 40.0, 60.0, 55.0, 45.0)]]
+    total = sum(n for n, _ in steps)
+    with Progress("checking job", total, "scenarios", per_minute=True, stream=out,
+                  warm_up=True, clock=clock) as bar:
+        for n, seconds in steps:
+            clock.now += seconds
+            bar.advance(n)
+    lines = out.getvalue().splitlines()
+    assert "ETA" not in lines[0]
+    for index, line in enumerate(lines[1:-1], start=1):
+        left = sum(s for _, s in steps[index + 1 :])
+        estimate = _eta_seconds(line)
+        assert estimate is not None and left / 2 <= estimate <= left * 2, (line, left)
+
+
 def test_lines_are_spaced_but_the_last_always_prints() -> None:
     out = io.StringIO()
     with Progress("generating", 1000, "records", every_s=3600, stream=out) as bar:
