@@ -1,14 +1,21 @@
-"""Shrinking a failing stream: delta debugging with every round's candidates in few calls.
+"""Shrinking a failing stream: delta debugging sized to what a call to the target costs.
 
-Hypothesis's shrinker tries one reduction at a time; against Spark each try is a
-streaming query. Here a round builds every candidate reduction of the current stream
-(drop a run of items or of a batch's events, unbatch, merge neighbours, move event
-times towards 0 and towards each other, fewer keys, fewer fields, no arrival times),
-sorts them smallest first and asks ``fails`` about them ``batch_size`` at a time (one
-target call each), stopping at the first chunk with a failure: its smallest failing
-candidate (the smallest failing one overall, as chunks go smallest first) is the next
-stream. Rounds repeat until no candidate fails, or ``max_seconds`` pass (then the
-smallest failure so far is returned: shrinking always finishes).
+A round lists the reductions of the current stream, big cuts first: ``focus`` (the caller's
+cuts to the events behind the divergence, :mod:`windtunnel.conformance.focus`), then ddmin's
+(each half alone; each quarter alone and each quarter dropped; each eighth dropped, ...;
+each single event dropped), then every other reduction smallest first (unbatch, merge
+neighbours, move event times towards 0 and towards each other, fewer keys, fewer fields,
+no arrival times). Fields in ``keep_fields`` (those the target reads) stay in every
+event. ``fails`` is asked about the candidates in order, a chunk per call, stopping at
+the first chunk with a failure: its smallest failing candidate is the next stream.
+
+Chunks are sized to the target's cost: the first holds one candidate, and each next one
+twice as many as the last while a call stays within ``call_seconds`` (half as many after a
+longer call). No call starts that cannot finish within ``max_seconds`` at the measured cost
+(:class:`Pace`; ``first_cost_s`` before any call): the chunk is cut to what fits, and
+shrinking stops when not even one candidate does. Rounds repeat until
+no candidate fails; the smallest failure so far is returned, so shrinking always finishes.
+A stream asked about once is not asked again.
 
 "Smaller" is the tuple :func:`size`: fewer events, fewer items, fewer batches, fewer
 distinct keys, smaller event times, fewer fields, fewer explicit arrival times.
@@ -18,8 +25,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,13 +37,20 @@ from windtunnel.oracle.scenario import Scenario
 Fails = Callable[[Sequence[Scenario]], list[bool]]
 """Whether each scenario still fails, for many scenarios in one call."""
 
+Focus = Callable[[Scenario], Sequence[Scenario]]
+"""The big cuts to try first on a failing stream (each a smaller stream)."""
+
 Unit = Event | Batch | Advance | Watermark
 Stream = tuple[Unit, ...]
+
+CALL_SECONDS = 4.0
+"""How long a call may take before chunks stop growing (seconds)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Shrunk:
-    """The smallest failing scenario found, the rounds that led there and the calls made."""
+    """The smallest failing scenario found, the rounds that led there, the calls made and
+    candidates asked about, and whether the time budget ended it."""
 
     scenario: Scenario
     rounds: int
@@ -62,55 +77,159 @@ def size(scenario: Scenario) -> tuple[int, ...]:
     )
 
 
+MARGIN = 1.25
+"""A call is expected to take up to this much longer than the calls measured so far."""
+
+RECENT = 3
+"""Calls whose costs estimate the next one."""
+
+
+class Pace:
+    """Chunk sizes from the measured cost of calls (see the module docstring): after a call
+    within ``call_seconds`` the next may hold twice as many candidates, after a longer one
+    half as many. A call of ``n`` candidates is expected to take :data:`MARGIN` times the
+    larger of the shortest recent call (what any call costs) and ``n`` times the dearest
+    recent candidate; a chunk is cut to what is expected to fit the time left."""
+
+    def __init__(self, call_seconds: float = CALL_SECONDS, first_cost_s: float | None = None,
+                 max_chunk: int | None = None) -> None:
+        self.call_seconds = call_seconds
+        self.max_chunk = max_chunk
+        self.chunk = 1
+        self._recent: list[tuple[int, float]] = [] if first_cost_s is None else [
+            (1, first_cost_s)]
+
+    def expected_s(self, candidates: int) -> float | None:
+        """Seconds a call of ``candidates`` is expected to take (None: nothing measured)."""
+        if not self._recent:
+            return None
+        floor = min(s for _, s in self._recent)
+        per = max(s / n for n, s in self._recent)
+        return MARGIN * max(floor, per * candidates)
+
+    def next_chunk(self, left_s: float) -> int:
+        """Candidates for the next call with ``left_s`` seconds left (0: none fits)."""
+        chunk = self.chunk if left_s > 0 else 0
+        while chunk > 0 and (self.expected_s(chunk) or 0.0) > left_s:
+            chunk -= 1
+        return chunk
+
+    def measured(self, candidates: int, seconds: float) -> None:
+        """A call of ``candidates`` took ``seconds``."""
+        self._recent = [*self._recent, (candidates, seconds)][-RECENT:]
+        chunk = 2 * candidates if seconds <= self.call_seconds else max(1, candidates // 2)
+        self.chunk = chunk if self.max_chunk is None else min(chunk, self.max_chunk)
+
+
 def shrink(
     scenario: Scenario,
     fails: Fails,
     *,
-    batch_size: int = 50,
     max_seconds: float = 60.0,
     clock: Callable[[], float] = time.monotonic,
+    call_seconds: float = CALL_SECONDS,
+    first_cost_s: float | None = None,
+    max_chunk: int | None = None,
+    keep_fields: Collection[str] = (),
+    focus: Focus | None = None,
 ) -> Shrunk:
     """The smallest failing variant of ``scenario`` (which must fail) reachable by
-    candidate reductions; ``fails`` is asked at most ``batch_size`` scenarios at a time."""
+    candidate reductions (module docstring); ``max_chunk`` caps the candidates per call."""
     started = clock()
+    pace = Pace(call_seconds, first_cost_s, max_chunk)
     current = scenario
     rounds = calls = tried = 0
-    while clock() - started < max_seconds:
-        here = size(current)
-        seen: dict[str, Scenario] = {}
-        for candidate in candidates(current):
-            if size(candidate) < here:
-                seen.setdefault(repr(candidate.items), candidate)
-        ordered = sorted(seen.values(), key=size)
+    asked: set[str] = {repr(scenario.items)}
+    while True:
+        ordered = [c for c in _ordered(current, keep_fields, focus) if repr(c.items) not in asked]
         found = None
-        for start in range(0, len(ordered), batch_size):
-            if clock() - started >= max_seconds:
-                break
-            chunk = ordered[start : start + batch_size]
+        index = 0
+        while index < len(ordered):
+            chunk_size = pace.next_chunk(max_seconds - (clock() - started))
+            if chunk_size == 0:
+                return Shrunk(current, rounds, calls, tried, True)
+            chunk = ordered[index : index + chunk_size]
+            index += len(chunk)
+            before = clock()
             verdicts = fails(chunk)
+            pace.measured(len(chunk), clock() - before)
             calls += 1
             tried += len(chunk)
+            asked.update(repr(c.items) for c in chunk)
             failing = [c for c, bad in zip(chunk, verdicts, strict=True) if bad]
             if failing:
-                found = failing[0]
+                found = min(failing, key=size)
                 break
         if found is None:
-            return Shrunk(current, rounds, calls, tried, clock() - started >= max_seconds)
+            return Shrunk(current, rounds, calls, tried, False)
         current = found
         rounds += 1
-    return Shrunk(current, rounds, calls, tried, True)
+
+
+def _ordered(current: Scenario, keep_fields: Collection[str], focus: Focus | None) -> list[Scenario]:
+    """The round's candidates (module docstring), each smaller than ``current``, once."""
+    here = size(current)
+    seen: dict[str, Scenario] = {}
+    first = [*(focus(current) if focus is not None else ()), *cuts(current)]
+    rest = sorted(candidates(current, keep_fields), key=size)
+    for candidate in (*first, *rest):
+        if size(candidate) < here:
+            seen.setdefault(repr(candidate.items), candidate)
+    return list(seen.values())
 
 
 # --- candidate reductions ------------------------------------------------------------------
 
 
-def candidates(scenario: Scenario) -> Iterator[Scenario]:
-    """Every one-step reduction of ``scenario``'s stream (renumbered, End dropped)."""
+def keep_events(scenario: Scenario, positions: Collection[int]) -> Scenario:
+    """``scenario`` with only the events at ``positions`` (0, 1, ... in stream order; a
+    batch keeps its chosen events, an emptied batch goes), renumbered, End dropped."""
+    units: list[Unit] = []
+    position = 0
+    for item in scenario.items:
+        if isinstance(item, Event):
+            if position in positions:
+                units.append(item)
+            position += 1
+        elif isinstance(item, Batch):
+            kept = tuple(e for i, e in enumerate(item.events, start=position) if i in positions)
+            position += len(item.events)
+            if kept:
+                units.append(Batch(kept))
+        elif not isinstance(item, End):
+            units.append(item)
+    return _with(scenario, units)
+
+
+def cuts(scenario: Scenario) -> Iterator[Scenario]:
+    """ddmin's cuts over the events, biggest first: each half alone; each quarter alone and
+    each quarter dropped; each eighth dropped, and so on down to each single event dropped."""
+    count = sum(1 for _ in events_of(scenario.items))
+    everything = range(count)
+    parts = 2
+    while count > 1:
+        size_of = count / parts
+        pieces = [set(range(round(i * size_of), round((i + 1) * size_of))) for i in range(parts)]
+        pieces = [p for p in pieces if p]
+        if parts <= 4:
+            for piece in pieces:  # alone
+                yield keep_events(scenario, piece)
+        if parts > 2:
+            for piece in pieces:  # dropped
+                yield keep_events(scenario, [i for i in everything if i not in piece])
+        if parts >= count:
+            return
+        parts = min(2 * parts, count)
+
+
+def candidates(scenario: Scenario, keep_fields: Collection[str] = ()) -> Iterator[Scenario]:
+    """Every one-step reduction of ``scenario``'s stream other than dropping events
+    (renumbered, End dropped); fields in ``keep_fields`` are never removed."""
     units: Stream = tuple(i for i in scenario.items if not isinstance(i, End))
     on = _on(scenario)
     for stream in _structural(units):
         yield _with(scenario, stream)
-    for stream in _payloads(units, scenario, on):
+    for stream in _payloads(units, scenario, on, keep_fields):
         yield _with(scenario, stream)
 
 
@@ -137,22 +256,12 @@ def _with(scenario: Scenario, units: Sequence[Unit]) -> Scenario:
 
 def _structural(units: Stream) -> Iterator[Stream]:
     n = len(units)
-    # drop runs of items: halves, quarters, ... single items (ddmin's complements)
-    width = n // 2
-    while width >= 1:
-        for start in range(0, n, width):
-            yield units[:start] + units[start + width :]
-        width //= 2
     for index, unit in enumerate(units):
         before, after = units[:index], units[index + 1 :]
+        if isinstance(unit, Advance | Watermark):
+            yield (*before, *after)  # an item that is no event
         if isinstance(unit, Batch):
-            events = unit.events
-            part = len(events) // 2
-            while part >= 1 and len(events) > 1:  # runs of its events, halves down to one
-                for drop in range(0, len(events), part):
-                    yield (*before, Batch(events[:drop] + events[drop + part :]), *after)
-                part //= 2
-            yield (*before, *events, *after)  # unbatch: lone events
+            yield (*before, *unit.events, *after)  # unbatch: lone events
         if index + 1 < n and isinstance(unit, (Event, Batch)):
             following = units[index + 1]
             if isinstance(following, (Event, Batch)):
@@ -204,7 +313,8 @@ def _no_arrival(event: Event) -> Event:
     return replace(event, at_ms=None)
 
 
-def _payloads(units: Stream, scenario: Scenario, on: str | None) -> Iterator[Stream]:
+def _payloads(units: Stream, scenario: Scenario, on: str | None,
+              keep_fields: Collection[str]) -> Iterator[Stream]:
     events = [e for u in units for e in _events(u)]
     times = [_time(e.payload, on) for e in events]
     known = [t for t in times if isinstance(t, int)]
@@ -235,7 +345,7 @@ def _payloads(units: Stream, scenario: Scenario, on: str | None) -> Iterator[Str
             for index in range(len(events)):
                 if repr(values[index]) != repr(values[0]):
                     yield _only_at(units, index, first_key)
-    protected = {*(scenario.query.group_by), *(scenario.query.aggregate_by)}
+    protected = {*(scenario.query.group_by), *(scenario.query.aggregate_by), *keep_fields}
     if on is not None:
         protected.add(on)
     names = {k for e in events for k in e.payload if k not in protected}
