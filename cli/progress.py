@@ -91,6 +91,7 @@ class Progress:
             )
 
             self._bar = RichProgress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
                 TextColumn("{task.fields[eta]}"), console=Console(file=self.stream),
                 transient=False, get_time=self.clock,

@@ -124,9 +124,7 @@ def check(
         [own] if own else [], iter(lambda: list(itertools.islice(generated, batch_size)), [])
     )
     checked = 0
-    calls = 0
-    for chunk in chunks:
-        calls += 1
+    for calls, chunk in enumerate(chunks, start=1):
         before = clock()
         verdicts = judge.judge(chunk)
         took = clock() - before

@@ -127,3 +127,23 @@ def test_check_reports_progress_on_stderr_only(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[-1].startswith(
         "checking oracle:tenzir: 21/21 scenarios (100%) in ")
     assert "checking" not in result.stdout and result.stdout.startswith("checked 21 scenarios")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_bar_shows_count_rate_and_no_eta_after_start_up() -> None:
+    clock, out = FakeClock(), Terminal()
+    with Progress("checking job", 401, "scenarios", per_minute=True, stream=out,
+                  warm_up=True, clock=clock) as bar:
+        clock.now += 120.0
+        bar.advance(1)
+        first = bar.status()
+        clock.now += 60.0
+        bar.advance(200)
+        second = bar.status()
+    assert "ETA" not in first
+    assert second.endswith("ETA 1m00s")
+    assert "checking job" in out.getvalue() and "201/401" in out.getvalue()

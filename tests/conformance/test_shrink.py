@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -113,7 +114,7 @@ def test_chunks_start_at_one_and_grow_while_calls_stay_short() -> None:
     shrunk = shrink(_failing(), cheap.fails, clock=cheap.clock, max_chunk=16)
     sizes = [n for _, n in cheap.calls]
     assert sizes[:3] == [1, 2, 4] and max(sizes) <= 16
-    assert all(b <= 2 * a for a, b in zip(sizes, sizes[1:], strict=False))
+    assert all(b <= 2 * a for a, b in itertools.pairwise(sizes))
     assert events(shrunk.scenario) == 3 and not shrunk.timed_out
     capped = CostlyTarget(per_candidate_s=0.01)
     shrink(_failing(), capped.fails, clock=capped.clock, max_chunk=3)
@@ -124,7 +125,8 @@ def test_chunks_start_at_one_and_grow_while_calls_stay_short() -> None:
     middling = CostlyTarget(per_candidate_s=3.0)  # one fits call_seconds, two do not
     shrink(_failing(), middling.fails, clock=middling.clock, max_seconds=600)
     sizes = [n for _, n in middling.calls]
-    assert set(sizes) == {1, 2} and all(a == 1 for a, b in zip(sizes, sizes[1:]) if b == 2)
+    assert set(sizes) == {1, 2}
+    assert all(a == 1 for a, b in itertools.pairwise(sizes) if b == 2)
 
 
 @pytest.mark.parametrize(("per_candidate_s", "first_cost_s"), [(7.0, 7.0), (7.0, None), (0.5, 0.5)])
