@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from windtunnel.conformance.mismatch import Mismatch
-from windtunnel.conformance.shrink import keep_events
+from windtunnel.conformance.reductions import keep_events
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Drop, Emission, Output
 from windtunnel.oracle.model.stream import Event, events_of

@@ -5,7 +5,8 @@ Read from Spark's analyzed logical plan as Spark prints it (``queryExecution().a
 in a classic session, the ``== Analyzed Logical Plan ==`` section of ``explain(extended)``
 over Spark Connect), one node a line, child nodes indented below. The events DataFrame the
 job was given has a plan of its own, printed the same way: its top node names the event
-columns (``AS ts#5``), and its lines are left out when reading the job's own nodes.
+columns (``AS ts#5``), and its lines are left out when reading the job's own nodes (matched
+without their ids: over Spark Connect each plan is analyzed, and numbered, on its own).
 
 - ``EventTimeWatermark ..., ts#5: timestamp, 10 seconds``: a watermark on ``ts``, delay
   10 s (Spark's interval text: ``1 minutes 30 seconds``, ``500 milliseconds``);
@@ -201,13 +202,21 @@ class _Names:
         return self.column(found.group(2)) or found.group(1)
 
 
-def event_columns(events_text: str) -> dict[str, str]:
-    """``{id: column}`` of the events DataFrame's columns, read from its plan's top node."""
+def _shape(node: str) -> str:
+    """A node without its attribute ids (two analyses of one plan number them apart)."""
+    return re.sub(r"#\d+", "#", node)
+
+
+def event_columns(events_text: str, text: str | None = None) -> dict[str, str]:
+    """``{id: column}`` of the events DataFrame's columns, read from its plan's top node as
+    it appears in the job's plan ``text`` (by its shape; the events' own ids without it)."""
     lines = node_lines(events_text)
     if not lines:
         return {}
-    columns = {}
     top = lines[0]
+    if text is not None:
+        top = next((n for n in node_lines(text) if _shape(n) == _shape(top)), top)
+    columns = {}
     for item in split_top(_lists(top)[0]) if top.startswith("Project") else []:
         found = re.search(rf"(?:^| AS ){ATTRIBUTE.pattern}$", item)
         if found is not None:
@@ -248,14 +257,14 @@ def _structs(text: str) -> Iterator[str]:
 def read_plan(text: str, events_text: str) -> JobPlan:
     """The :class:`JobPlan` of a job's analyzed plan ``text`` over the events whose own
     analyzed plan is ``events_text`` (both as Spark prints them)."""
-    names = _Names(event_columns(events_text))
-    own = set(node_lines(events_text))
+    names = _Names(event_columns(events_text, text))
+    own = {_shape(n) for n in node_lines(events_text)}
     reads: set[str] = set()
     watermarks, windows, groups, aggregates, filters, joins, udfs = [], [], [], [], [], [], []
     deduplicate: tuple[str, ...] | None = None
     window_ids: set[str] = set()
     for node in reversed(node_lines(text)):  # leaves first: renames before their readers
-        if node in own:
+        if _shape(node) in own:
             continue
         kind = node.split(" ", 1)[0]
         lists = _lists(node) if "[" in node else []

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from windtunnel.conformance.check import check
 from windtunnel.conformance.focus import focus_cuts
 from windtunnel.conformance.mismatch import Mismatch
-from windtunnel.conformance.shrink import candidates, cuts, shrink
+from windtunnel.conformance.reductions import candidates, cuts
+from windtunnel.conformance.shrink import shrink
 from windtunnel.conformance.targets import callable_target, oracle_outputs
 from windtunnel.oracle.engine import replay
 from windtunnel.oracle.model.results import Emission, Output
