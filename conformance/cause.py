@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from windtunnel.conformance.job_plan import JobPlan, PlanWindow
-from windtunnel.oracle.model.spec import FixedWindows, Query, SessionWindows
+from windtunnel.oracle.model.spec import FixedWindows, Query, SessionWindows, WindowSpec
 from windtunnel.oracle.model.stages import Deduplicate, Where
 from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.oracle.scenario import Scenario
@@ -178,7 +178,7 @@ def cause_lines(plan: JobPlan, scenario: Scenario) -> list[str]:
 Change = Callable[[Scenario], Scenario]
 
 
-def _window_as(window: PlanWindow, spec: Query) -> object | None:
+def _window_as(window: PlanWindow, spec: Query) -> WindowSpec | None:
     """The spec's window with the plan's window parameters (None: nothing to change)."""
     current = spec.window
     gap = window.gap_ms
@@ -199,7 +199,7 @@ def plan_reading(plan: JobPlan, spec: Scenario) -> tuple[str, Change] | None:
     can take over."""
     query = spec.query
     labels: list[str] = []
-    window: object = query.window
+    window: WindowSpec = query.window
     tolerance = getattr(window, "tolerance_ms", None)
     if plan.watermarks and plan.watermarks[0].delay_ms is not None:
         delay = plan.watermarks[0].delay_ms
@@ -209,8 +209,8 @@ def plan_reading(plan: JobPlan, spec: Scenario) -> tuple[str, Change] | None:
     elif not plan.watermarks and query.output_mode != "append" and tolerance is not None:
         window = replace(window, tolerance_ms=NEVER_LATE_MS)  # type: ignore[type-var]
         labels.append("no watermark")
-    changed = next((w for w in map(lambda w: _window_as(w, replace(query, window=window)),
-                                   plan.windows) if w is not None), None)
+    changed = next((w for w in (_window_as(p, replace(query, window=window))
+                                for p in plan.windows) if w is not None), None)
     if changed is not None:
         window = changed
         labels.append(f"window {_window_text(changed)}")
@@ -224,7 +224,7 @@ def plan_reading(plan: JobPlan, spec: Scenario) -> tuple[str, Change] | None:
         labels.append(f"deduplicate on {', '.join(plan.deduplicate)}")
     if not labels:
         return None
-    new_query = replace(query, window=window, stages=stages)  # type: ignore[arg-type]
+    new_query = replace(query, window=window, stages=stages)
 
     def change(scenario: Scenario) -> Scenario:
         return replace(scenario, query=new_query)
@@ -232,7 +232,7 @@ def plan_reading(plan: JobPlan, spec: Scenario) -> tuple[str, Change] | None:
     return f"the job's plan: {', '.join(labels)}", change
 
 
-def _window_text(window: object) -> str:
+def _window_text(window: WindowSpec) -> str:
     if isinstance(window, SessionWindows):
         return f"gap {format_duration(window.gap_ms)}"
     if isinstance(window, FixedWindows):

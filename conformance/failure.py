@@ -187,11 +187,11 @@ def _stand_ins(failing: Scenario, plan: Any, judge: Judge, stand_in: str | None,
                 if detected == DETECTED:
                     break
     elif stand_in is not None:
-        proxy = OracleTarget(stand_in, name=f"oracle:{stand_in}",
-                             reports_drops=judge.target.reports_drops,
-                             reports_timing=judge.target.reports_timing)
-        if _matches(proxy, failing, judge, theirs, timing=False):
-            found.append(proxy)
+        registered = OracleTarget(stand_in, name=f"oracle:{stand_in}",
+                                  reports_drops=judge.target.reports_drops,
+                                  reports_timing=judge.target.reports_timing)
+        if _matches(registered, failing, judge, theirs, timing=False):
+            found.append(registered)
     return found
 
 

@@ -119,7 +119,9 @@ def node_lines(text: str) -> list[str]:
 
 def split_top(text: str) -> list[str]:
     """``text`` split at commas outside brackets and parentheses, parts stripped."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char in "([":
             depth += 1

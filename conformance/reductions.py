@@ -226,7 +226,7 @@ def _payloads(units: Stream, scenario: Scenario, on: str | None,
 
 def _stage_fields(query: Query) -> set[str]:
     """The top-level fields the spec's stages read (a deduplicate key, a where condition)."""
-    found = set()
+    found: set[str] = set()
     for stage in query.stages:
         paths = stage.key if isinstance(stage, Deduplicate) else (
             stage.condition.fields if isinstance(stage, Where) else ())
