@@ -19,7 +19,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from windtunnel.conformance.job_plan import JobPlan, PlanWindow
-from windtunnel.oracle.model.spec import FixedWindows, Query, SessionWindows, WindowSpec
+from windtunnel.oracle.model.spec import (
+    CumulateWindows,
+    FixedWindows,
+    Query,
+    SessionWindows,
+    WindowSpec,
+)
 from windtunnel.oracle.model.stages import Deduplicate, Where
 from windtunnel.oracle.model.timeparse import format_duration
 from windtunnel.oracle.scenario import Scenario
@@ -45,8 +51,8 @@ def _window_lines(plan: JobPlan, query: Query) -> list[str]:
         return [f"the job's window is on {job.column}; the spec's is on {window.on}"]
     if isinstance(window, SessionWindows):
         if job.kind != "session":
-            return [f"the job's window is a fixed window of {_duration(job.size_ms)}; the spec's "
-                    f"is a session with gap {format_duration(window.gap_ms)}"]
+            return [f"the job's window is {_described(job)}; the spec's is a session with gap "
+                    f"{format_duration(window.gap_ms)}"]
         if job.gap_ms is None:
             return [f"the job's session gap is {job.gap_text}; the spec's is "
                     f"{format_duration(window.gap_ms)}"]
@@ -54,16 +60,19 @@ def _window_lines(plan: JobPlan, query: Query) -> list[str]:
             return [f"the job's session gap is {format_duration(job.gap_ms)}; the spec's gap is "
                     f"{format_duration(window.gap_ms)}"]
         return []
+    if isinstance(window, CumulateWindows):
+        return _cumulate_lines(job, window)
     if not isinstance(window, FixedWindows):
         return []
     if job.kind != "fixed":
-        return [f"the job's window is a session with gap {job.gap_text}; the spec's is a fixed "
-                f"window of {format_duration(window.size_ms)}"]
+        return [f"the job's window is {_described(job)}; the spec's is a fixed window of "
+                f"{format_duration(window.size_ms)}"]
     lines = []
     if job.size_ms != window.size_ms:
         lines.append(f"the job's window size is {_duration(job.size_ms)}; the spec's size is "
                      f"{format_duration(window.size_ms)}")
-    if job.slide_ms != window.hop_ms:
+    both_tumble = window.every_ms is None and job.slide_ms == job.size_ms
+    if job.slide_ms != window.hop_ms and not both_tumble:
         spec = (f"every is {format_duration(window.hop_ms)}" if window.every_ms is not None
                 else f"windows tumble (every {format_duration(window.hop_ms)})")
         lines.append(f"the job's window slides every {_duration(job.slide_ms)}; the spec's "
@@ -72,6 +81,31 @@ def _window_lines(plan: JobPlan, query: Query) -> list[str]:
         lines.append(f"the job's windows start {format_duration(job.offset_ms)} past the "
                      "epoch-aligned grid; the spec's start on it")
     return lines
+
+
+def _cumulate_lines(job: PlanWindow, window: CumulateWindows) -> list[str]:
+    if job.kind != "cumulate":
+        return [f"the job's window is {_described(job)}; the spec's is a cumulating window of "
+                f"{format_duration(window.size_ms)} by {format_duration(window.step_ms)}"]
+    lines = []
+    if job.size_ms != window.size_ms:
+        lines.append(f"the job's window size is {_duration(job.size_ms)}; the spec's size is "
+                     f"{format_duration(window.size_ms)}")
+    if job.slide_ms != window.step_ms:
+        lines.append(f"the job's window steps every {_duration(job.slide_ms)}; the spec's step "
+                     f"is {format_duration(window.step_ms)}")
+    return lines
+
+
+def _described(job: PlanWindow) -> str:
+    """The job's window in words: ``a fixed window of 10min every 1min``, ``a session with
+    gap 20s``, ``a cumulating window of 10min by 1min``."""
+    if job.kind == "session":
+        return f"a session with gap {_duration(job.gap_ms) if job.gap_ms else job.gap_text}"
+    if job.kind == "cumulate":
+        return f"a cumulating window of {_duration(job.size_ms)} by {_duration(job.slide_ms)}"
+    every = "" if job.slide_ms == job.size_ms else f" every {_duration(job.slide_ms)}"
+    return f"a fixed window of {_duration(job.size_ms)}{every}"
 
 
 def _duration(ms: int | None) -> str:
