@@ -115,6 +115,7 @@ def run_on_a_terminal(*args: str) -> tuple[int, str]:
     return proc.wait(), b"".join(chunks).decode()
 
 
+@pytest.mark.process  # windtunnel on a terminal, in a fresh Python
 @pytest.mark.parametrize(
     ("length", "total"), [(["-n", "100000"], 100000), (["--duration", "100s"], 100000)]
 )

@@ -95,6 +95,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
             "TMPDIR": str(temp), "PYTHONFAULTHANDLER": "1"}
 
 
+@pytest.mark.process  # windtunnel in a fresh Python
 def test_ctrl_c_during_generate_leaves_no_partial_file(tmp_path: Path) -> None:
     running = Running(
         ["generate", "bare", "-n", "5000000", "--format", "jsonl", "-o", "big.jsonl"],

@@ -9,6 +9,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+pytestmark = pytest.mark.process  # runs pytest in a fresh Python
+
 ROOT = Path(__file__).resolve().parents[2]
 NO_SPARK = """
 import sys

@@ -31,6 +31,10 @@ SPEC = parse_scenario({
 })
 
 
+CALL = 10
+"""Streams per target call: a check draws only the streams up to the call that fails."""
+
+
 def events(scenario: Scenario) -> int:
     return len(list(events_of(scenario.items)))
 
@@ -49,7 +53,7 @@ def drops_windows_of_three(scenario: Scenario) -> list[Output]:
 
 def test_planted_bug_shrinks_to_exactly_the_events_it_needs() -> None:
     target = callable_target(drops_windows_of_three, name="bug", reports_drops=True)
-    result = check(SPEC, target, examples=200, seed=1)
+    result = check(SPEC, target, examples=200, seed=1, batch_size=CALL)
     assert result.failure is not None
     assert events(result.failure.original) > 3
     assert events(result.failure.scenario) == 3
@@ -61,7 +65,7 @@ def test_stock_spark_stand_in_shrinks_to_at_most_three_events() -> None:
     """The oracle's spark profile (stock Spark's emissions) against the default profile."""
     target = callable_target(emissions_only("spark"), name="stock")
     for seed in range(3):
-        result = check(SPEC, target, examples=100, seed=seed)
+        result = check(SPEC, target, examples=100, seed=seed, batch_size=CALL)
         assert result.failure is not None
         assert events(result.failure.scenario) <= 3
         assert result.failure.shrink_seconds < 60  # generous: milliseconds in practice
@@ -77,7 +81,7 @@ def test_late_data_bug_shrinks_small() -> None:
         return replace(scenario, query=replace(scenario.query, window=window))
 
     target = callable_target(never_late, name="never-late", reports_drops=True)
-    result = check(SPEC, target, examples=200, seed=2)
+    result = check(SPEC, target, examples=200, seed=2, batch_size=CALL)
     assert result.failure is not None
     assert events(result.failure.scenario) <= 3
 
@@ -105,7 +109,7 @@ class CostlyTarget:
 @functools.cache
 def _failing() -> Scenario:
     target = callable_target(drops_windows_of_three, name="bug", reports_drops=True)
-    failure = check(SPEC, target, examples=200, seed=1, shrink_seconds=0, batch_size=10).failure
+    failure = check(SPEC, target, examples=200, seed=1, shrink_seconds=0, batch_size=CALL).failure
     assert failure is not None and events(failure.original) > 3
     return failure.original
 
