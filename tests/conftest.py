@@ -1,5 +1,5 @@
 """The quick tier: ``pytest --quick`` runs every test that needs nothing but this Python
-process, each Hypothesis property with a tenth of its examples.
+process, each Hypothesis property with a twentieth of its examples.
 
 - Deselected: tests marked ``spark`` (a SparkSession) or ``process`` (another program: a
   JVM, a broker, an engine, a server, a fresh Python, a type checker; or real waiting); the
@@ -18,20 +18,23 @@ import pytest
 ENGINES = ("kafka", "tenzir", "flink", "cluster")
 """Markers of tests that start an engine, a broker or a server: ``process`` too."""
 
-SHARE = 10
+SHARE = 20
 """The quick tier runs one in this many of a property's examples."""
+
+FLOOR = 3
+"""And at least this many (never more than all)."""
 
 
 def quick_examples(max_examples: int) -> int:
-    """A property's examples in the quick tier: a tenth, at least 5 (never more than all)."""
-    return min(max_examples, max(5, max_examples // SHARE))
+    """A property's examples in the quick tier (:data:`SHARE`, :data:`FLOOR`)."""
+    return min(max_examples, max(FLOOR, max_examples // SHARE))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--quick", action="store_true", default=False,
         help="the quick tier: skip spark- and process-marked tests, and run each Hypothesis "
-        "property with a tenth of its examples",
+        "property with a twentieth of its examples",
     )
 
 

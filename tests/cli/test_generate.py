@@ -78,6 +78,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, monkeyp
         assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.process  # waits for the Kafka client's timeout
 def test_unreachable_kafka_is_reported_not_hung(tmp_path: Path) -> None:
     result = invoke(
         "generate", "bare", "-n", "10", "--format", "kafka", "--bootstrap", "127.0.0.1:1",

@@ -81,7 +81,7 @@ def test_no_variant_matches_a_job_that_is_wrong_otherwise() -> None:
 
     job = Buggy(lambda s: s)
     job.run_many = lambda scenarios: [TargetRun(tuple(doubled(s))) for s in scenarios]  # type: ignore[method-assign]
-    result = check(SPEC, job, examples=50, stand_in=DETECT, shrink_seconds=5)
+    result = check(SPEC, job, examples=50, stand_in=DETECT, shrink_seconds=1, batch_size=CALL)
     assert result.failure is not None and result.failure.shrunk_on == "job"
 
 

@@ -215,6 +215,7 @@ def test_config_from_file_and_environment_never_echoes_values(tmp_path: Path) ->
     assert info.value.field == "bootstrap.servers"
 
 
+@pytest.mark.process  # waits for the Kafka client's timeouts
 @pytest.mark.parametrize(
     ("timeout_ms", "flush_s", "failed", "undelivered"),
     [("1000", 30.0, 40, 0), ("60000", 0.5, 0, 40)],
