@@ -32,15 +32,16 @@ def _spec_data(path: str) -> Any:
 
 TIME_BUDGET_S = 600.0
 """A check estimated to take longer than this says so before it starts."""
-TYPICAL_RATES = {"oracle": 1000.0, "python": 1000.0, "spark": 600.0, "tenzir": 300.0,
-                 "beam": 1000.0, "beam-direct": 50.0, "beam-transform": 50.0}
-"""Scenarios a minute by target (its name, or the part before ':'), measured on a 2-core
-machine (docs/conformance.md); anything else (a Spark job, spark-stock, spark-fast):
-:data:`JOB_RATE`."""
+TYPICAL_RATES = {
+    "oracle": 1000.0, "python": 1000.0, "spark": 600.0, "tenzir": 300.0,
+    "beam": 1000.0, "beam-direct": 50.0, "beam-transform": 50.0,
+}
+"""About how many scenarios a minute a target checks on a 2-core machine, by its name (or
+the part before ':'); anything else (a Spark job, spark-stock, spark-fast): :data:`JOB_RATE`.
+Their measurements: docs/conformance.md, "Progress and time"."""
 JOB_RATE = 120.0
-"""``check`` on examples/spark_jobs's shapes, 100 streams, each a new process: 109 to 132
-scenarios/min (78 for a deduplicating job: a query per stream) on the 2-core machine
-(docs/conformance.md, "Check settings")."""
+"""About how many scenarios a minute a Spark job checks on a 2-core machine (a
+deduplicating job fewer: a query per stream); docs/conformance.md, "Check settings"."""
 
 
 def typical_rate(target: str, is_job: bool) -> float:
@@ -162,7 +163,8 @@ def check_command(
     warning = examples_warning(examples, implementation.name, job is not None)
     if warning:
         click.echo(f"windtunnel: {warning}", err=True)
-    with Progress(f"checking {implementation.name}", total, "scenarios", per_minute=True) as bar:
+    with Progress(f"checking {implementation.name}", total, "scenarios", per_minute=True,
+                  warm_up=True) as bar:
 
         def shrinking(diverging: Any) -> None:
             bar.note(f"{diverging.name} diverges; shrinking it (up to {shrink_seconds:g} s)")

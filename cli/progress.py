@@ -5,12 +5,17 @@ time left; notes print above it. Piped or redirected, each step prints one line,
 ``LABEL: DONE/TOTAL UNIT (P%), RATE UNIT/s, ETA 1m20s`` (``/min`` for slow units such as
 scenarios), at most one line per ``every_s`` seconds plus the last, so a CI log shows the
 command moving. Nothing goes to stdout, which stays the command's result.
+
+The time left is the units left at the rate so far. With ``warm_up`` the first step is
+start-up (a Spark session, a JVM): it shows no estimate, and later ones count only the steps
+after it, so the first estimate is not the start-up's cost spread over the whole run.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 import click
@@ -38,7 +43,8 @@ def is_terminal(stream: IO[str]) -> bool:
 class Progress:
     """Counts ``unit`` towards ``total`` (None: unknown) for ``label``; use as a context
     manager. ``per_minute`` states the rate per minute instead of per second; ``every_s``
-    spaces the piped lines; ``enabled`` False prints nothing."""
+    spaces the piped lines; ``enabled`` False prints nothing; ``warm_up``: the first step
+    holds the start-up (no time left is estimated from it); ``clock``: seconds, monotonic."""
 
     def __init__(
         self,
@@ -50,6 +56,8 @@ class Progress:
         every_s: float = 0.0,
         enabled: bool = True,
         stream: IO[str] | None = None,
+        warm_up: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
         self.total = total
@@ -58,15 +66,18 @@ class Progress:
         self.every_s = every_s
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
+        self.warm_up = warm_up
+        self.clock = clock
         self.done = 0
-        self._started = time.monotonic()
+        self._started = clock()
+        self._warm: tuple[int, float] | None = None  # (done, time) after the first step
         self._last_line = float("-inf")
         self._pending = False
         self._bar: Any = None
         self._task: Any = None
 
     def __enter__(self) -> Progress:
-        self._started = time.monotonic()
+        self._started = self.clock()
         if self.enabled and is_terminal(self.stream):
             from rich.console import Console
             from rich.progress import (
@@ -74,7 +85,6 @@ class Progress:
                 MofNCompleteColumn,
                 TextColumn,
                 TimeElapsedColumn,
-                TimeRemainingColumn,
             )
             from rich.progress import (
                 Progress as RichProgress,
@@ -82,11 +92,12 @@ class Progress:
 
             self._bar = RichProgress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                TimeRemainingColumn(), console=Console(file=self.stream), transient=False,
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                TextColumn("{task.fields[eta]}"), console=Console(file=self.stream),
+                transient=False, get_time=self.clock,
             )  # fmt: skip
             self._bar.start()
-            self._task = self._bar.add_task(self.label, total=self.total, rate="")
+            self._task = self._bar.add_task(self.label, total=self.total, rate="", eta="")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -98,16 +109,22 @@ class Progress:
 
     def rate(self) -> float:
         """Units per second (per minute with ``per_minute``) so far."""
-        seconds = time.monotonic() - self._started
+        seconds = self.clock() - self._started
         per_s = self.done / seconds if seconds > 0 else 0.0
         return per_s * 60 if self.per_minute else per_s
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (None: total or rate unknown)."""
-        if self.total is None or self.done == 0:
+        """Seconds left at the rate so far, after the start-up step with ``warm_up`` (None:
+        total or rate unknown, or only the start-up step done)."""
+        done, since = (0, self._started) if not self.warm_up else self._warm or (0, 0.0)
+        if self.total is None or (self.warm_up and self._warm is None) or self.done <= done:
             return None
-        seconds = time.monotonic() - self._started
-        return max(0.0, (self.total - self.done) * seconds / self.done)
+        seconds = self.clock() - since
+        return max(0.0, (self.total - self.done) * seconds / (self.done - done))
+
+    def _eta_text(self) -> str:
+        eta = self.eta_s()
+        return f"ETA {duration_text(eta)}" if eta is not None and self.done < (self.total or 0) else ""
 
     def _rate_text(self) -> str:
         rate = self.rate()
@@ -116,23 +133,23 @@ class Progress:
 
     def _line(self) -> None:
         self._pending = False
-        self._last_line = time.monotonic()
+        self._last_line = self.clock()
         if self.total:
             count = f"{self.done:,}/{self.total:,} {self.unit} ({100 * self.done // self.total}%)"
         else:
             count = f"{self.done:,} {self.unit}"
-        eta = self.eta_s()
-        tail = f", ETA {duration_text(eta)}" if eta is not None and self.done < (self.total or 0) else ""
-        elapsed = duration_text(time.monotonic() - self._started)
+        eta = self._eta_text()
+        tail = f", {eta}" if eta else ""
+        elapsed = duration_text(self.clock() - self._started)
         click.echo(f"{self.label}: {count} in {elapsed}, {self._rate_text()}{tail}", file=self.stream)
 
     def status(self) -> str:
         """``25%, 196 rows/s, ETA 1m17s`` (the parts that are known)."""
         parts = [f"{100 * self.done // self.total}%"] if self.total else []
         parts.append(self._rate_text())
-        eta = self.eta_s()
-        if eta is not None and self.done < (self.total or 0):
-            parts.append(f"ETA {duration_text(eta)}")
+        eta = self._eta_text()
+        if eta:
+            parts.append(eta)
         return ", ".join(parts)
 
     def advance(self, n: int, line: str | None = None) -> None:
@@ -140,19 +157,21 @@ class Progress:
         ``line`` (one per step, e.g. a micro-batch) prints above the bar, or piped with
         :meth:`status` appended, every time."""
         self.done += n
+        if self._warm is None:
+            self._warm = (self.done, self.clock())
         if not self.enabled:
             return
         if self._bar is not None:
             if line is not None:
                 self._bar.console.print(line, markup=False, highlight=False)
-            self._bar.update(self._task, advance=n, rate=self._rate_text())
+            self._bar.update(self._task, advance=n, rate=self._rate_text(), eta=self._eta_text())
             return
         if line is not None:
             click.echo(f"{line}; {self.status()}", file=self.stream)
             return
         self._pending = True
         finished = self.total is not None and self.done >= self.total
-        if finished or time.monotonic() - self._last_line >= self.every_s:
+        if finished or self.clock() - self._last_line >= self.every_s:
             self._line()
 
     def note(self, text: str) -> None:

@@ -9,9 +9,8 @@ becomes ``short`` (when the original gap was shorter than the idle timeout) or `
 (``idle_timeout + long_extra_ms``), and :func:`stable` keeps it only when no two
 arrivals (nor an arrival and the end) lie within ``margin_ms`` of the idle timeout. Every
 scenario ends with an idle period, so its windows are force-closed before the shared run
-ends. Tenzir 6.20's idle timer fires up to a few hundred ms late (measured: 400 ms after
-the last event, it fired at 550 ms and, in another run, after 650 ms), hence the long
-``long_extra_ms``; a timer never fires early, so short gaps need only the margin.
+ends. Tenzir's idle timer fires late by up to a few hundred ms, never early
+(docs/engines.md), hence the long ``long_extra_ms``; short gaps need only the margin.
 """
 
 from __future__ import annotations

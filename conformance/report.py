@@ -1,6 +1,8 @@
 """The divergence report of ``windtunnel check``: what differs, where, and the events behind it.
 
-Three parts: missing and unexpected outputs side by side (two columns: what the
+The cause first, where the target's plan names it (what the job's watermark, window, keys,
+aggregates or stages do differently from the spec, :mod:`windtunnel.conformance.cause`).
+Then missing and unexpected outputs side by side (two columns: what the
 oracle emits under the profile and the target does not, and the reverse; emissions
 in the wrong micro-batch below); the first divergent window (smallest bounds); and a
 timeline of the shrunk stream built from the oracle's own account of the run
@@ -24,14 +26,15 @@ import click
 
 from windtunnel.conformance.check import CheckResult, Failure, describe_output
 from windtunnel.conformance.counterexample import item_json
+from windtunnel.conformance.focus import behind, divergent_output, event_ms, same_value
 from windtunnel.conformance.targets import micro_batch_of_seq
 from windtunnel.oracle.explain import ItemAccount, explain
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.fields import getter
-from windtunnel.oracle.model.results import Drop, Emission, Output
+from windtunnel.oracle.model.results import Emission, Output
 from windtunnel.oracle.model.stream import Batch, Event, Item
 from windtunnel.oracle.model.timefmt import EPOCH_SCALE_MS, time_text
-from windtunnel.oracle.model.timeparse import UNIT_MS, NotATime, timestamp_ms
+from windtunnel.oracle.model.timeparse import UNIT_MS
 from windtunnel.oracle.scenario import Scenario
 
 COLUMN = 46
@@ -56,48 +59,6 @@ def side_by_side(left: Sequence[str], right: Sequence[str], width: int = COLUMN)
     return [f"  {x:<{width}} | {y}".rstrip() for x, y in zip(a, b, strict=True)]
 
 
-def _first(outputs: Sequence[Output]) -> Output | None:
-    def order(o: Output) -> tuple[int, int, int]:
-        if isinstance(o, Drop):
-            return (1, o.seq, 0)
-        w = o.window
-        start = w.start_ms if w.start_ms is not None else (w.start_offset or 0)
-        end = w.end_ms if w.end_ms is not None else (w.end_offset or 0)
-        return (0, start, end)
-
-    return min(outputs, key=order) if outputs else None
-
-
-def _same(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
-
-
-def _event_ms(scenario: Scenario, event: Event) -> int | None:
-    """The event's time in ms (None: null, not a time, or the window runs on ``now()``)."""
-    on = getattr(scenario.query.window, "on", None)
-    if not isinstance(on, str) or on == "now()":
-        return None
-    try:
-        return timestamp_ms(getter(on)(event.payload), scenario.time_unit_ms)
-    except NotATime:
-        return None
-
-
-def _behind(scenario: Scenario, output: Output, event: Event, group: Any) -> bool:
-    """Whether ``event`` (of ``group``) is one of the events behind ``output``."""
-    if isinstance(output, Drop):
-        return event.seq == output.seq
-    if not _same(group, output.group):
-        return False
-    window = output.window
-    if window.start_ms is None or window.end_ms is None:
-        return True
-    t_ms = _event_ms(scenario, event)
-    if t_ms is None:
-        return False
-    return window.start_ms <= t_ms < window.end_ms or t_ms == window.end_ms == window.start_ms
-
-
 def unit_note(scenario: Scenario) -> str:
     """How the report's times read: ``times in s``, or ISO-8601 UTC for calendar times."""
     unit = next((n for n, size in UNIT_MS.items() if size == scenario.time_unit_ms and n != "m"),
@@ -107,7 +68,7 @@ def unit_note(scenario: Scenario) -> str:
         for item in scenario.items
         for e in ([item] if isinstance(item, Event) else item.events if isinstance(item, Batch)
                   else [])
-        for t in (_event_ms(scenario, e), e.at_ms)
+        for t in (event_ms(scenario, e), e.at_ms)
         if t is not None
     )
     return "times ISO-8601 UTC" if calendar else f"times in {unit}"
@@ -119,7 +80,7 @@ def _time_cell(scenario: Scenario, event: Event, unit_ms: int) -> str:
     on = getattr(scenario.query.window, "on", None)
     if not isinstance(on, str) or on == "now()":
         return "-"
-    t_ms = _event_ms(scenario, event)
+    t_ms = event_ms(scenario, event)
     if t_ms is not None:
         return time_text(t_ms, unit_ms)
     raw = getter(on)(event.payload)
@@ -129,7 +90,7 @@ def _time_cell(scenario: Scenario, event: Event, unit_ms: int) -> str:
 def _clock_after(item: ItemAccount, group: Any) -> int | None:
     """The clock or watermark after ``item``: the stream's, or ``group``'s own."""
     for change in item.clocks:
-        if not change.per_key or _same(change.group, group):
+        if not change.per_key or same_value(change.group, group):
             return change.after_ms
     return None
 
@@ -163,7 +124,7 @@ def timeline(scenario: Scenario, profile: str, focus: Output | None) -> list[str
         if item.kind in ("event", "batch"):
             for index, fate in enumerate(item.events):
                 event = by_seq[fate.seq]
-                star = "*" if focus is not None and _behind(scenario, focus, event, fate.group) else ""
+                star = "*" if focus is not None and behind(scenario, focus, event, fate.group) else ""
                 last = index == len(item.events) - 1
                 group = fate.group if focus_group is None else focus_group
                 time = _time_cell(scenario, event, unit_ms)
@@ -217,6 +178,10 @@ def render(result: CheckResult, failure: Failure, *, color: bool = False) -> str
             f"shrunk to {n_events} event(s) in {failure.shrink_rounds} rounds, "
             f"{failure.shrink_calls} calls, {failure.shrink_seconds:.1f} s on {failure.shrunk_on}")
     lines = [_style(head, color, fg="red", bold=True), ""]
+    if failure.cause:
+        lines.append(_style("cause, from the job's plan:", color, bold=True))
+        lines += [f"  {line}" for line in failure.cause]
+        lines.append("")
     unit_ms = scenario.time_unit_ms
     left = [f"- {describe_output(o, unit_ms)}" for o in mismatch.missing] or ["(none)"]
     right = [f"+ {describe_output(o, unit_ms)}" for o in mismatch.unexpected] or ["(none)"]
@@ -228,9 +193,7 @@ def render(result: CheckResult, failure: Failure, *, color: bool = False) -> str
     for late in mismatch.timing:
         lines.append(f"  ~ {describe_output(late.output, unit_ms)}: micro-batch {late.actual_batch}, "
                      f"expected {late.expected_batch}")
-    focus = _first([*mismatch.missing, *mismatch.unexpected]) or (
-        mismatch.timing[0].output if mismatch.timing else None
-    )
+    focus = divergent_output(mismatch)
     if focus is not None:
         lines += ["", _style(f"first divergent window: {describe_output(focus, unit_ms)}", color, bold=True)]
     lines += ["", *timeline(scenario, profile, focus)]

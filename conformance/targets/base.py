@@ -3,6 +3,10 @@
 A target turns scenarios into outputs (emissions, and drops if it reports them). It
 runs many scenarios per call (:meth:`Target.run_many`) so that an engine with a high
 per-query cost (a Spark streaming query) pays it once per call, not once per scenario.
+A target may also have ``solo()`` (the same target with each scenario in a query of its
+own, for shrinking: a Spark job) and ``plan(scenario)`` (what the implementation's plan
+says it does, a :class:`~windtunnel.conformance.job_plan.JobPlan`: a Spark job, a Flink SQL
+query); :mod:`windtunnel.conformance.failure` uses them where present.
 
 Here: :class:`TargetRun` and the :class:`Target` protocol, :func:`oracle_target` (the
 oracle under a profile: a cheap stand-in, and the reference in tests),

@@ -7,7 +7,7 @@ Flink SQL, ``windtunnel check SPEC --flink-sql query.sql``.
   the ``flink`` profile; reports drops (the late side output), no timing.
 - :class:`FlinkSqlTarget`: a user's ``CREATE TABLE`` + windowing TVF query over the same
   scenarios through Flink's Table API (:mod:`windtunnel.conformance.flink.sql`); emissions
-  only.
+  only; its plan from Flink's ``EXPLAIN`` (:mod:`windtunnel.conformance.flink.plan`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from windtunnel.conformance.flink.plan import read_flink_plan
 from windtunnel.conformance.flink.runtime import run_harness, server_command
 from windtunnel.conformance.flink.sql import FlinkSql, emissions_of, feed_lines, load_sql
 from windtunnel.conformance.flink.windows import outputs_of, parse, prepare
+from windtunnel.conformance.job_plan import JobPlan
 from windtunnel.conformance.targets.base import TargetEntry, TargetRun
 from windtunnel.oracle.scenario import Scenario
 
@@ -78,6 +80,16 @@ class FlinkSqlTarget:
             rows[int(sid)].append((reason, json.loads(text)))
         return [TargetRun(tuple(emissions_of(s.query, rows.get(sid, []), self.sql.path)))
                 for sid, s in enumerate(scenarios)]
+
+    def plan(self, scenario: Scenario) -> JobPlan:
+        """What Flink's ``EXPLAIN`` of the query says it does (:mod:`windtunnel.conformance.
+        flink.plan`); nothing runs."""
+        with tempfile.TemporaryDirectory(prefix="windtunnel-flink-sql-") as tmp:
+            ddl, query = Path(tmp) / "ddl.sql", Path(tmp) / "query.sql"
+            ddl.write_text(self.sql.ddl, encoding="utf-8")
+            query.write_text(self.sql.query, encoding="utf-8")
+            found = run_harness("SqlHarness", [], str(ddl), str(query), self.sql.table, "explain")
+        return read_flink_plan([line.removeprefix("P\t") for line in found])
 
 
 def flink_sql_target(path: str) -> FlinkSqlTarget:

@@ -23,9 +23,10 @@ micro-batch and the general operator's trailing end-of-input micro-batch count a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from windtunnel.conformance.job_plan import JobPlan, plan_text, read_plan
 from windtunnel.conformance.targets.base import (
     TargetEntry,
     TargetRun,
@@ -178,6 +179,19 @@ class JobTarget:
                     run.emissions, tuple(indexes[b] for b in run.micro_batches)
                 )
         return [found[i] for i in range(len(scenarios))]
+
+    def solo(self) -> JobTarget:
+        """This target with each scenario in a query of its own (queries side by side)."""
+        return replace(self, batched=False)
+
+    def plan(self, scenario: Scenario) -> JobPlan:
+        """What the job's analyzed plan says it does over ``scenario``'s events
+        (:mod:`windtunnel.conformance.job_plan`); nothing runs."""
+        from windtunnel.spark_impl.harness.user_job import job_frames
+
+        events, result = job_frames(check_session(self.spark), self.factory(scenario.query),
+                                    scenario, self.name)
+        return read_plan(plan_text(result), plan_text(events))
 
 
 def production_target(spark: Any = None) -> ProductionTarget:

@@ -102,13 +102,13 @@ def miss_reasons(
     drop = fate.drop
     assert drop is not None
     if not drop.windows or words.profile == "beam":  # beam: the drop says which rule
-        return (drop.message,)
+        return (words.said(drop.message),)
     reasons = []
     for window in drop.windows:
         name = f"its window {_window(window, words)}{group_text(fate.group)}"
         closing = closings.get(window_key(fate.group, window))
         if closing is None:
-            reasons.append(f"{name}: {drop.message}")
+            reasons.append(f"{name}: {words.said(drop.message)}")
         elif closing.reason == "idle_timeout":
             reasons.append(
                 f"{name} was force-closed by the idle timeout at wall time "

@@ -75,8 +75,8 @@ TENZIR = Profile(
         "trailing_cadence": f'{TENZIR_TESTS}: "optionally on an every cadence"; Tenzir 6.20.0, '
         "measured (docs/semantics.md T3): the first event starts the cadence without firing",
         "session_cap": f'{TENZIR_TESTS}: "an optional cap given as a duration" (its comparison '
-        "is not described; chosen: [first, first + d) like a fixed window, S5)",
-        "session_order": "Tenzir 6.20.0, measured (docs/semantics.md S8): gap 10s, size=2s, "
+        "is not described; chosen: [first, first + d) like a fixed window, S6)",
+        "session_order": "Tenzir 6.20.0, measured (docs/semantics.md S1): gap 10s, size=2s, "
         "events 0, 3000, 4000 give the sessions [0, 0] and [3000, 4000]",
         "trailing_late": "Tenzir 6.20.0, measured (docs/semantics.md T3): size=10s, "
         "trailing=true, events 12241, 8934 drop 8934 as late",

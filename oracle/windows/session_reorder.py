@@ -1,6 +1,6 @@
 """Session windows as Tenzir 6.20 runs them (rule ``session_order: reorder``, the default).
 
-Per key, events pass a reorder buffer before they reach a session (docs/semantics.md S8):
+Per key, events pass a reorder buffer before they reach a session (docs/semantics.md S1):
 
 - the clock is the largest event time seen; the watermark is ``clock - tolerance``;
 - an event is late (dropped) when its time is before the watermark, or before the time

@@ -372,6 +372,32 @@ def run_job_many(spark: Any, job: Job, scenarios: Sequence[Scenario],
     return [runs[i] for i in range(len(scenarios))]
 
 
+def job_frames(spark: Any, job: Job, scenario: Scenario, job_name: str = "job",
+               ) -> tuple[DataFrame, DataFrame]:
+    """The events DataFrame ``scenario`` would be fed through and ``job``'s result over it,
+    unstarted (for reading their plans). Raises InvalidSpec as a run would, for a job that
+    fails or reads a column the events lack."""
+    check_job_spec(scenario.query)
+    payloads = [e.payload for e in events_of(plan_stock(scenario).items)]
+    schema = event_schema(scenario.query, payloads, scenario.fields)
+    events = events_frame(spark, [], schema, scenario.query.window.on, memory_feed(spark))
+    return events, _applied(job, events, schema, job_name)
+
+
+def _applied(job: Job, events: DataFrame, schema: T.StructType, job_name: str) -> Any:
+    """``job(events)``; its failures as one line naming the job (InvalidSpec)."""
+    try:
+        return job(events)
+    except InvalidSpec:
+        raise
+    except Exception as exc:  # the user's code: one line naming it
+        missing = missing_column_error(exc, job_name, [f.name for f in schema.fields])
+        if missing is not None:
+            raise missing from None
+        raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
+                          "fix the job function") from None
+
+
 def _run_query(spark: Any, job: Job, query: Query, schema: T.StructType,
                plans: Sequence[ShiftedPlan], job_name: str,
                started: Started | None = None) -> list[JobRun]:
@@ -391,16 +417,7 @@ def _run_fed(spark: Any, job: Job, query: Query, schema: T.StructType,
              feed: MemoryFeed | None) -> list[JobRun]:
     batches = shifted_batches(plans)
     events = events_frame(spark, batches, schema, query.window.on, feed)
-    try:
-        result = job(events)
-    except InvalidSpec:
-        raise
-    except Exception as exc:  # the user's code: one line naming it
-        missing = missing_column_error(exc, job_name, [f.name for f in schema.fields])
-        if missing is not None:
-            raise missing from None
-        raise InvalidSpec("--job", job_name, f"raised {cause_line(exc)}",
-                          "fix the job function") from None
+    result = _applied(job, events, schema, job_name)
     out, shape = shaped(result, query, job_name)
     texts = [[str(row[5]) for row in rows] for rows in batches]
     drive = None if feed is None else functools.partial(feed.drive, batches=texts)

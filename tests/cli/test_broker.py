@@ -52,6 +52,7 @@ def test_the_broker_serves_until_ctrl_c() -> None:
         assert probe.connect_ex((host, int(port))) != 0  # nothing listens any more
 
 
+@pytest.mark.process  # windtunnel broker in a fresh Python
 def test_a_taken_port_is_one_line_and_exit_2() -> None:
     try:
         broker_binary()

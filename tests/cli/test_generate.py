@@ -101,6 +101,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, monkeyp
         assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.process  # waits for the Kafka client's timeout
 def test_unreachable_kafka_is_reported_not_hung(tmp_path: Path) -> None:
     result = invoke(
         "generate", "bare", "-n", "10", "--format", "kafka", "--bootstrap", "127.0.0.1:1",
@@ -138,6 +139,7 @@ def run_on_a_terminal(*args: str) -> tuple[int, str]:
     return proc.wait(), b"".join(chunks).decode()
 
 
+@pytest.mark.process  # windtunnel on a terminal, in a fresh Python
 @pytest.mark.parametrize(
     ("length", "total"), [(["-n", "100000"], 100000), (["--duration", "100s"], 100000)]
 )

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,21 @@ class Running:
         self.process.kill()
         raise AssertionError(f"no line with {words!r}; stderr so far: {self.lines}")
 
+    def wait_until(self, holds: Callable[[], bool], what: str, timeout_s: float) -> None:
+        """Until ``holds()`` (checked as stderr lines come, and every 0.1 s), within
+        ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not holds():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.process.kill()
+                raise AssertionError(f"never {what}; stderr so far: {self.lines}")
+            try:
+                line = self._queue.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is not None:
+                self.lines.append(line)
+
     def interrupt(self, timeout_s: float = 120, number: int = signal.SIGINT) -> int:
         self.process.send_signal(number)
         try:
@@ -79,6 +95,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
             "TMPDIR": str(temp), "PYTHONFAULTHANDLER": "1"}
 
 
+@pytest.mark.process  # windtunnel in a fresh Python
 def test_ctrl_c_during_generate_leaves_no_partial_file(tmp_path: Path) -> None:
     running = Running(
         ["generate", "bare", "-n", "5000000", "--format", "jsonl", "-o", "big.jsonl"],
@@ -129,7 +146,10 @@ def test_ctrl_c_during_check_stops_spark_and_exits_130(
         tmp_path, env,
     )  # fmt: skip
     running.wait_for("checking wt_interrupt_jobs:counts: 1/5,001 scenarios", timeout_s=600)
-    time.sleep(5)  # into the queries of generated streams, the lanes running
+    temp = Path(env["TMPDIR"])
+    running.wait_until(  # a lane's query of generated streams holds a temporary checkpoint
+        lambda: any(p.name.startswith("windtunnel-job-") for p in temp.iterdir()),
+        "a query of generated streams running", timeout_s=300)
     assert running.interrupt(number=number) == code
     assert running.lines[-1] == f"windtunnel: {said}; Spark stopped"
     assert len(running.lines) <= 3, "\n".join(running.lines)  # the estimate, one progress line, this

@@ -122,6 +122,7 @@ def without_matplotlib(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False, cwd=ROOT)
 
 
+@pytest.mark.process  # a fresh Python without matplotlib
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_png_and_svg_without_matplotlib_name_the_extra(tmp_path: Path, suffix: str) -> None:
     out = tmp_path / f"t{suffix}"
@@ -132,6 +133,7 @@ def test_png_and_svg_without_matplotlib_name_the_extra(tmp_path: Path, suffix: s
     assert not out.exists()
 
 
+@pytest.mark.process  # a fresh Python without matplotlib
 def test_html_needs_no_matplotlib(tmp_path: Path) -> None:
     out = tmp_path / "t.html"
     done = without_matplotlib("plot", BRUTE, "--out", str(out))

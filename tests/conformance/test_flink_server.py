@@ -57,7 +57,9 @@ def test_runs_share_one_jvm_and_a_dead_one_is_replaced() -> None:
     assert agrees([SPEC])
     assert server.running_pid() == pid
     os.kill(pid, signal.SIGTERM)  # the JVM this test's process started (its hooks clean up)
-    while server.running_pid() == pid:  # until it is gone
+    deadline = time.monotonic() + 60
+    while server.running_pid() == pid:  # until it is gone, polled
+        assert time.monotonic() < deadline, "the stopped JVM is still the server after 60 s"
         time.sleep(0.1)
     assert agrees([SPEC])
     assert server.running_pid() not in (None, pid)

@@ -6,7 +6,7 @@ import pytest
 
 # imported here, not first inside an in-process pytester run: pytester drops the modules a
 # run imported when it ends, and a second import of the YAML loader breaks the next run
-import windtunnel.conformance.fixtures  # noqa: F401
+import windtunnel.conformance.plugin.checking  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -64,3 +64,33 @@ def test_oracle_fixture_replays_a_path(pytester: pytest.Pytester) -> None:
         """
     )
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("config_file", "config", "line"),
+    [
+        ("pytest.ini", "[pytest]\nwindtunnel_scenarios = scenarios/*.yaml\n",
+         "add in pytest.ini, under [pytest]: windtunnel_scenarios = scenarios/*.yaml specs/*.yaml"),
+        ("pyproject.toml",
+         '[tool.pytest.ini_options]\nwindtunnel_scenarios = ["scenarios/*.yaml"]\n',
+         'add in pyproject.toml, under [tool.pytest.ini_options]: windtunnel_scenarios = '
+         '["scenarios/*.yaml", "specs/*.yaml"]'),
+        (None, "", 'and it is not set; add in pyproject.toml, under [tool.pytest.ini_options]: '
+         'windtunnel_scenarios = ["specs/*.yaml"]'),
+    ],
+)
+def test_a_scenario_file_outside_the_setting_fails_naming_the_line_to_add(
+    pytester: pytest.Pytester, config_file: str | None, config: str, line: str
+) -> None:
+    if config_file is not None:
+        (pytester.path / config_file).write_text(config)
+    pytester.mkdir("specs")
+    (pytester.path / "specs" / "good.yaml").write_text(GOOD)
+    (pytester.path / "specs" / "other.yaml").write_text("not: a scenario\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "specs/good.yaml")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
+    (said,) = [t for t in result.outlines if t.startswith("good.yaml is a scenario file")]
+    assert "pytest collects scenario files only where the windtunnel_scenarios setting says" in said
+    assert said.endswith(line)
+    other = pytester.runpytest("-p", "no:cacheprovider", "specs/other.yaml")
+    assert "windtunnel_scenarios" not in other.stdout.str()  # not a scenario: pytest's own error

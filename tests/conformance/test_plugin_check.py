@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel.conformance.fixtures import needs_spark
+from windtunnel.conformance.plugin.checking import needs_spark
 
 pytest_plugins = ["pytester"]
 
@@ -109,6 +109,7 @@ def test_seed_examples_and_profile_options_reach_the_check(project: pytest.Pytes
     )
 
 
+@pytest.mark.process  # pytest in a fresh Python
 def test_the_header_names_pyspark_version_without_importing_it(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_x="""

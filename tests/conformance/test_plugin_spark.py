@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import windtunnel.conformance.fixtures  # noqa: F401  (see test_plugin.py: imported once, here)
+import windtunnel.conformance.plugin.checking  # noqa: F401  (see test_plugin.py: imported once, here)
 from windtunnel.conformance.plugin import chosen_target
 
 pytest_plugins = ["pytester"]

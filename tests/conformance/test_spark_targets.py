@@ -110,7 +110,7 @@ def test_a_session_scenario_before_the_epoch_starts_its_own_query() -> None:
     assert [[p.offset_ms > 0 for p in q] for q in placed] == [[False], [False, True]]
 
 
-def test_the_exact_operator_shares_a_query_per_spec() -> None:
+def test_the_general_operator_shares_a_query_per_spec() -> None:
     a, b = _scenario(STREAM), _fixed([1])
     b = dataclasses.replace(b, profile=a.profile, rules=a.rules)
     assert query_groups([a, b, a, a], limit=2) == [[0, 2], [1], [3]]

@@ -124,7 +124,7 @@ def _run(tenzir: Any, block: dict[str, Any]) -> list[Any]:
     return list(got.outputs)
 
 
-def test_the_capped_session_of_the_issue(tenzir: Any) -> None:
+def test_a_duration_capped_session_closes_and_the_next_event_opens_one(tenzir: Any) -> None:
     """gap 10 s, max_duration 2 s, events 0, 3000, 4000: 4000 joins the session of 3000."""
     block = {"window": {"kind": "session", "gap": "10s", "max_duration": "2s"},
              "aggregate": {"n": "count()"}, "input": [{"ts": 0}, {"ts": 3000}, {"ts": 4000}]}

@@ -147,6 +147,7 @@ def test_spark_dir_needs_batches_and_an_empty_directory(tmp_path: Path) -> None:
 SUFFIXES = {"scenario": ".yaml", "jsonl": ".jsonl", "parquet": ".parquet", "spark-dir": ""}
 
 
+@pytest.mark.process  # a fresh Python
 def test_same_bytes_in_another_process_with_another_hash_seed(tmp_path: Path) -> None:
     # determinism must not hang on this process: string hashing, set order, cached pools
     import os

@@ -46,6 +46,7 @@ def test_the_zip_holds_every_module_subpackages_included(tmp_path: Path) -> None
     assert others == set()
 
 
+@pytest.mark.process  # a Python without windtunnel
 def test_a_python_without_windtunnel_imports_subpackages_from_the_zip(
     foreign_python: Path, tmp_path: Path
 ) -> None:
@@ -60,6 +61,7 @@ def test_a_python_without_windtunnel_imports_subpackages_from_the_zip(
         assert imports(foreign_python, module, path=zipped), module
 
 
+@pytest.mark.process  # a Python without windtunnel
 def test_an_installed_layout_ships_the_same_files(foreign_python: Path, tmp_path: Path) -> None:
     """A wheel holds ``windtunnel/<part>/...`` (setup.py's package_dir): copied so, found
     through ``__path__`` by a Python that has no other windtunnel, the same files ship."""

@@ -1,7 +1,7 @@
 """One test per session-window rule of the default (Tenzir) profile, and each rule option.
 
 The default (rule ``session_order: reorder``, Tenzir 6.20) puts a per-key reorder buffer
-before one open session (docs/semantics.md S8); the merging model's rules (flink, spark,
+before one open session (docs/semantics.md S1); the merging model's rules (flink, spark,
 timeplus) are tested under ``session_order: merge`` (:data:`MERGE`).
 
 Timelines: event times on the axis, `(...)` sessions, `^` the clock, `x` late.
@@ -66,7 +66,7 @@ def test_sessions_report_first_and_last_event_by_default_and_last_plus_gap_as_op
 def test_session_closes_when_the_watermark_is_strictly_past_last_plus_gap(run_query: RunQuery,
     close_rule: str, closed_after: int
 ) -> None:
-    # gap 5, tolerance 3 (Tenzir 6.20, S8): the watermark is clock - 3.
+    # gap 5, tolerance 3 (Tenzir 6.20, S1): the watermark is clock - 3.
     #   0 ........ 8  9      event 8: watermark 5 releases 0 into (0); 5 is not past 0 + 5
     #   (0)        ^5 ^6     event 9: watermark 6 > 5 closes (0) after seq 2
     # rule session_close_at: reaches closes at watermark 5 already (after seq 1)
@@ -78,7 +78,7 @@ def test_session_closes_when_the_watermark_is_strictly_past_last_plus_gap(run_qu
 
 def test_an_event_behind_the_watermark_is_late_even_when_its_session_would_be_open(run_query: RunQuery) -> None:
     # gap 5, tolerance 3: event 8 moves the watermark to 5 and releases 0; event 1 is
-    # behind the watermark: late, though (0) is still open (S8: the buffer decides)
+    # behind the watermark: late, though (0) is still open (S1: the buffer decides)
     result = run_query(query(5, tolerance_ms=3), times(0, 8, 1))
     assert sessions(result) == [(0, 0, 1), (8, 8, 1)]
     assert [(d.seq, d.reason) for d in result.drops] == [(2, "late")]
@@ -161,7 +161,7 @@ def test_max_events_the_event_reaching_the_cap_joins_and_closes_the_session(run_
     ("cap_rule", "expected", "late"),
     [
         # reaches: 5 would make the span 5, not < 5: it starts (5); (0) is final when the clock
-        # reaches 0 + 5; 6 touches the emitted (0) and is late (S4)
+        # reaches 0 + 5; 6 touches the emitted (0) and is late (S5)
         ("reaches", [(0, 0, 1), (5, 5, 1)], [2]),
         # passes: 5 joins (span 5 <= 5); 6 would make it 6 and starts (6); (0 5) is final once
         # the clock passes 5

@@ -22,6 +22,8 @@ from windtunnel.oracle.model.stream import Advance, Event, Item
 
 from .harness import HarnessProcess, Reference, by_step_and_slice, harness_lines
 
+pytestmark = pytest.mark.process  # the Java engine in a JVM
+
 COUNT = (Aggregation("n", "count"),)
 # keys first seen in the order b, a, c (hash maps tend to hold a, b, c), every event at once
 #

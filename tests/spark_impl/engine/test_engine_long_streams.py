@@ -21,6 +21,8 @@ from windtunnel.oracle.model.stream import Advance, Event, Item
 
 from .harness import HarnessProcess, Reference, by_step_and_slice, harness_lines
 
+pytestmark = pytest.mark.process  # the Java engine in a JVM
+
 AGGREGATES = (Aggregation("n", "count"), Aggregation("total", "sum", "amount"), Aggregation("mean", "avg", "amount"))
 QUERIES = {
     "hopping": Query(FixedWindows(600, every_ms=60, tolerance_ms=120, idle_timeout_ms=900), ("user",), AGGREGATES),

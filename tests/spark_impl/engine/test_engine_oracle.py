@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from windtunnel.simulator.strategies import scenarios
 
 from .harness import HarnessProcess, Reference, by_step_and_slice, harness_lines
 from .strategies import engine_queries, engine_streams, harness_plans
+
+pytestmark = pytest.mark.process  # the Java engine in a JVM
 
 RULES = Rules()
 

@@ -17,6 +17,8 @@ from windtunnel.spark_impl.jvm.engine_spec import engine_spec
 
 from .harness import HarnessProcess
 
+pytestmark = pytest.mark.process  # the Java engine in a JVM
+
 QUERY = Query(FixedWindows(10, idle_timeout_ms=50), ("k",), (Aggregation("n", "count"), Aggregation("s", "sum", "v")))
 OTHER = Query(FixedWindows(20), ("k",), (Aggregation("n", "count"),))
 

@@ -20,6 +20,7 @@ from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 
 from .harness import HarnessProcess
 
+pytestmark = pytest.mark.process  # the Java engine in a JVM
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(", ", ": "), default=str)

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 
+import pytest
 from pyspark import cloudpickle
 
 from windtunnel.oracle.engine import DEFAULT_RULES
@@ -36,6 +37,7 @@ def probe(processor: WindowProcessor) -> dict[str, object]:
     return result
 
 
+@pytest.mark.process  # a fresh Python
 def test_unpickling_the_processor_imports_no_step_module_until_the_step_is_used() -> None:
     query = Query(SessionWindows(5_000, on="ts"), group_by=("k",))
     result = probe(WindowProcessor(make_steps(query, DEFAULT_RULES), system_tick_ms=1_000))

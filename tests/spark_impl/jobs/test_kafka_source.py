@@ -173,7 +173,7 @@ def written(spark: Any, path: Path) -> list[str]:
 
 @pytest.mark.spark
 @pytest.mark.kafka
-def test_python_reader_through_the_exact_operator_equals_the_oracle(
+def test_python_reader_through_run_job_equals_the_oracle(
     spark: Any, broker: str, generated: Path, tmp_path: Path
 ) -> None:
     """Three partitions read in one micro-batch: Spark tasks interleave the partitions,

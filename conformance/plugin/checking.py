@@ -1,8 +1,8 @@
 """What the pytest plugin's ``windtunnel_check`` does: resolve the target, check it, and
 write the failure as ``windtunnel check`` would (report, counterexample file, summary).
 
-Imported only when a fixture or a collected scenario needs it (the plugin module itself
-imports nothing of windtunnel at load).
+Imported only when a fixture or a collected scenario needs it (the plugin's other modules
+import nothing of windtunnel at load).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from windtunnel.conformance.counterexample import write_counterexample
 from windtunnel.conformance.report import input_lines, render, summary
 from windtunnel.conformance.targets import Target, is_named, stand_in_of, target_named
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
-from windtunnel.oracle.scenario import load_spec as load_spec_file
+from windtunnel.oracle.scenario import Scenario, load_spec, load_yaml, parse_scenario
 
 SparkGetter = Callable[[], Any]
 """Gives the SparkSession when a target needs one (the plugin's ``windtunnel_spark``)."""
@@ -74,7 +73,7 @@ def resolve(job_or_target: Any, spark: SparkGetter) -> Resolved:
     )
 
 
-def load_spec(spec: Spec) -> tuple[Scenario, Mapping[str, Any] | None]:
+def spec_and_data(spec: Spec) -> tuple[Scenario, Mapping[str, Any] | None]:
     """The parsed spec and its data as written (None for a parsed Scenario: no file can
     be written from it); its `input` may be left out. Raises InvalidScenario for a bad file."""
     if isinstance(spec, Scenario):
@@ -82,7 +81,7 @@ def load_spec(spec: Spec) -> tuple[Scenario, Mapping[str, Any] | None]:
     if isinstance(spec, Mapping):
         return parse_scenario(spec, require_input=False), spec
     path = Path(spec)
-    scenario = load_spec_file(path)
+    scenario = load_spec(path)
     text = path.read_text(encoding="utf-8")
     data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     return scenario, data
@@ -127,7 +126,7 @@ def run_check(
 ) -> tuple[CheckResult, str | None]:
     """Check the target on the spec (its own input, then ``examples`` generated streams);
     the result and, on a divergence, the failure text (:func:`failure_text`)."""
-    scenario, data = load_spec(spec)
+    scenario, data = spec_and_data(spec)
     resolved = resolve(job_or_target, spark)
     result = check(
         scenario, resolved.target, profile=profile, examples=examples, seed=seed,
