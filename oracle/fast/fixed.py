@@ -15,6 +15,7 @@ reference (:mod:`.stream`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from typing import Any
 
 from windtunnel.oracle.fast.stream import Cursor, Run, fast_outputs, group_values, hand_over
@@ -103,15 +104,12 @@ def outputs(
             yield Emission(ref, key.value, row, "close", after_seq, wall, False)
 
     def take(run: Run) -> Iterator[Output]:
-        walls = run.walls
-        wall = run.wall_ms
+        walls: Iterable[int] = run.walls if run.walls is not None else repeat(run.wall_ms)
         # the windows holding the previous event (starts ascending) and its pane [pane, pane
         # + hop): with size a multiple of hop every time of a pane is in the same windows
         targets = starts_containing(0, size, hop)
         pane = 0
-        for position, event in enumerate(run.events()):
-            if walls is not None:
-                wall = walls[position]
+        for event, wall in zip(run.events(), walls):
             payload = event.payload
             # the group, created before the time is read (as the reference does)
             if key_field is not None or single is not None:
