@@ -109,7 +109,7 @@ def outputs(
         # + hop): with size a multiple of hop every time of a pane is in the same windows
         targets = starts_containing(0, size, hop)
         pane = 0
-        for event, wall in zip(run.events(), walls):
+        for event, wall in zip(run.events(), walls, strict=False):  # walls may repeat forever
             payload = event.payload
             # the group, created before the time is read (as the reference does)
             if key_field is not None or single is not None:
