@@ -40,7 +40,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,13 +194,24 @@ def events_of(table: pa.Table) -> list[Event]:
 
 
 def oracle_lines(query: Query, table: pa.Table) -> Counter[str]:
-    """The oracle's outputs (default profile) as contract lines, without the end-of-input
-    flush (a file stream never ends)."""
-    from windtunnel.oracle.engine import run
+    """The oracle's outputs (default profile) as contract lines, up to the end of input: a
+    file stream never ends, so what its end would flush (open windows, a reorder buffer's
+    events and the closes they cause) is left out."""
+    from windtunnel.oracle.engine import reference_outputs
     from windtunnel.spark_impl.schema import canonical_lines
 
-    outputs = run(query, events_of(table)).outputs
-    return Counter(canonical_lines(o for o in outputs if getattr(o, "reason", "") != "end_of_input"))
+    ended: list[bool] = []
+
+    def events() -> Iterator[Event]:
+        yield from events_of(table)
+        ended.append(True)
+
+    outputs = []
+    for output in reference_outputs(query, events()):  # item by item: the end comes last
+        if ended:
+            break
+        outputs.append(output)
+    return Counter(canonical_lines(outputs))
 
 
 def written_lines(spark: Any, out: Path) -> Counter[str]:

@@ -29,6 +29,11 @@ RUNS = {
         [*TINY, "--shapes", "realistic", "--batches", "2", "--repeat", "1", "--check-events", "200"],
         ["realistic: check: production", "windows equal the spark profile's", "x stock-parquet"],
     ),
+    "spark_jobs session": (
+        [*TINY, "--shapes", "session", "--batches", "2", "--repeat", "1", "--check-events", "200",
+         "--sides", "stock,production"],
+        ["session: check: production", "windows equal the spark profile's", "x stock"],
+    ),
     "check_rate": (
         ["--scenarios", "3", "--solo", "1", "--events", "4", "--stock-scenarios", "2"],
         ["check: spark-stock: 1 solo and 2 batched runs agree", "ratio"],
