@@ -6,7 +6,9 @@ the session's start count, as they do for a user). The baseline runs the same co
 settings switched back in a wrapper, so both sides run on this machine in this run:
 ``--baseline agent`` (the default) without the closure checks agent alone; ``--baseline
 all`` also with the optimizing JIT, Spark's code generation in the feeding session and two
-lanes. Prints seconds and scenarios/min per shape and the ratio:
+lanes. Each command must pass (the job agrees with its spec: exit 0) and both sides check
+as many scenarios, else the script stops. Prints seconds and scenarios/min per shape and
+the ratio:
 
     python benchmarks/check_cli.py [--shapes logins_per_user,merchant_stats] [--examples 100]
 """
@@ -111,17 +113,18 @@ def run(job: str, examples: int, baseline: str | None) -> tuple[float, float, in
     return took, sum(cpu.values()), int(found.group(1))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=",".join(COMMANDS))
     parser.add_argument("--examples", type=int, default=100)
     parser.add_argument("--baseline", choices=sorted(BASELINES), default="agent")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"windtunnel check --examples {args.examples}, one cold process per command "
           f"(baseline: {args.baseline}):")
     for job in args.shapes.split(","):
         before, before_cpu, checked = run(job, args.examples, args.baseline)
-        now, now_cpu, _ = run(job, args.examples, None)
+        now, now_cpu, checked_now = run(job, args.examples, None)
+        assert checked_now == checked, f"{job}: {checked_now} scenarios checked, the baseline {checked}"
         print(f"  {job}: {now:.1f} s ({60 * checked / now:.0f} scenarios/min, {now_cpu:.0f} CPU-s); "
               f"before {before:.1f} s ({60 * checked / before:.0f}/min, {before_cpu:.0f} CPU-s); "
               f"{before / now:.2f}x wall, {before_cpu / max(now_cpu, 1e-9):.2f}x CPU", flush=True)

@@ -2,6 +2,8 @@
 
 Run through ``python benchmarks/check_rate.py --jobs`` (its docstring); every figure is
 measured in this one process and session, the baselines (the scripted source, one lane) too.
+Every run timed must agree with the oracle, every job shape pass its check and every broken
+job be caught (an AssertionError otherwise).
 """
 
 from __future__ import annotations
@@ -9,13 +11,15 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from windtunnel.cli.check import load_spec
 from windtunnel.conformance.check import DETECT, check
+from windtunnel.conformance.judge import Judge
+from windtunnel.conformance.targets import Target, TargetRun
 from windtunnel.conformance.targets.spark import job_target, stock_target
 from windtunnel.oracle.model.stream import Batch, End, Event, events_of
 from windtunnel.oracle.scenario import Scenario
@@ -37,10 +41,47 @@ def scripted_source() -> Iterator[None]:
         user_job.memory_feed = feed  # type: ignore[assignment]
 
 
-def _timed(run: Callable[[], object]) -> float:
+T = TypeVar("T")
+
+
+def _timed(run: Callable[[], T]) -> tuple[float, T]:
+    """Seconds ``run()`` took and what it returned."""
     start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
+    result = run()
+    return time.perf_counter() - start, result
+
+
+class Replayed:
+    """``target`` answering with runs already made, so a :class:`Judge` compares them."""
+
+    def __init__(self, target: Target, runs: list[TargetRun]) -> None:
+        self.target, self.runs = target, runs
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.target, name)
+
+    def run_many(self, scenarios: object) -> list[TargetRun]:
+        return self.runs
+
+
+def check_runs(target: Target, scenarios: Sequence[Scenario], runs: list[TargetRun]) -> None:
+    """Raise AssertionError unless each of ``target``'s ``runs`` of ``scenarios`` agrees with
+    the oracle (as ``windtunnel check`` compares)."""
+    judge = Judge(Replayed(target, runs), scenarios[0].profile.name)  # type: ignore[arg-type]
+    differing = [s.name for s, (mismatch, _) in zip(scenarios, judge.judge(scenarios), strict=True)
+                 if mismatch]
+    assert not differing, f"{target.name}: {len(differing)} run(s) differ from the oracle: {differing[:5]}"
+
+
+def best(repeat: int, target: Target, scenarios: Sequence[Scenario]) -> float:
+    """Best seconds of ``repeat`` calls of ``target.run_many(scenarios)``; each call's runs
+    must agree with the oracle (checked outside the clock)."""
+    times = []
+    for _ in range(repeat):
+        seconds, runs = _timed(lambda: target.run_many(scenarios))
+        check_runs(target, scenarios, runs)
+        times.append(seconds)
+    return min(times)
 
 
 def _batches(spec: Scenario, count: int) -> Scenario:
@@ -49,64 +90,76 @@ def _batches(spec: Scenario, count: int) -> Scenario:
     return dataclasses.replace(spec, items=(*items, End()))
 
 
-def floor(spark: Any, spec: Scenario) -> None:
-    """A query's start (one micro-batch) and the cost of each further micro-batch."""
-    print("per-scenario floor (the stock mapping as a job, one scenario per call, 3 calls):")
+def floor(spark: Any, spec: Scenario, repeat: int = 3, batches: int = 21) -> None:
+    """A query's start (one micro-batch) and the cost of each further micro-batch (from a
+    query of ``batches`` micro-batches)."""
+    print(f"per-scenario floor (the stock mapping as a job, one scenario per call, {repeat} calls):")
     for label, context in (("from memory", nullcontext()), ("scripted source", scripted_source())):
         with context:
             target = stock_target(spark, batched=False, lanes=1)
-            one = min(_timed(lambda t=target: t.run_many([_batches(spec, 1)])) for _ in range(3))
-            many = min(_timed(lambda t=target: t.run_many([_batches(spec, 21)])) for _ in range(3))
+            one = best(repeat, target, [_batches(spec, 1)])
+            many = best(repeat, target, [_batches(spec, batches)])
         print(f"  {label}: query with 1 micro-batch {one:.2f} s; "
-              f"each further micro-batch {(many - one) / 20 * 1000:.0f} ms")
+              f"each further micro-batch {(many - one) / (batches - 1) * 1000:.0f} ms")
 
 
-def lanes(spark: Any, scenarios: list[Scenario]) -> None:
+def lanes_rates(spark: Any, scenarios: list[Scenario], counts: Sequence[int] = (1, 2, 4, 8)) -> None:
     """The stock mapping as a job on ``scenarios``: lanes against the scripted source."""
     with scripted_source():
-        base = _timed(lambda: stock_target(spark, lanes=1).run_many(scenarios))
+        base = best(1, stock_target(spark, lanes=1), scenarios)
     rate = 60 * len(scenarios) / base
     print(f"{len(scenarios)} scenarios, stock mapping as a job; baseline scripted source, "
           f"one lane: {rate:.0f} scenarios/min")
-    for count in (1, 2, 4, 8):
-        took = _timed(lambda count=count: stock_target(spark, lanes=count).run_many(scenarios))
+    for count in counts:
+        took = best(1, stock_target(spark, lanes=count), scenarios)
         print(f"  from memory, {count} lane(s): {60 * len(scenarios) / took:.0f} scenarios/min "
               f"({base / took:.1f}x)")
 
 
-def shapes(spark: Any, examples: int) -> None:
-    """``windtunnel check`` (the function) on each job shape's spec, ``examples`` streams."""
+SHAPE_SPECS = {
+    "logins_per_user": "logins.yaml",
+    "logins_sql": "logins.yaml",
+    "merchant_stats": "payments.yaml",
+    "device_sessions": "sessions.yaml",
+    "clicks_deduplicated": "clicks.yaml",
+    "merchant_totals": "totals-update.yaml",
+}
+"""examples/spark_jobs's job shapes and their specs."""
+
+
+def shapes_rates(spark: Any, examples: int, names: Sequence[str] | None = None) -> None:
+    """``windtunnel check`` (the function) on each job shape's spec, ``examples`` streams;
+    every shape must pass."""
     sys.path.insert(0, str(SHAPES))
     import spark_shapes
 
     print(f"check --examples {examples} on examples/spark_jobs:")
-    for spec, job, compare in (("logins.yaml", "logins_per_user", "rows"),
-                               ("logins.yaml", "logins_sql", "rows"),
-                               ("payments.yaml", "merchant_stats", "rows"),
-                               ("sessions.yaml", "device_sessions", "rows"),
-                               ("clicks.yaml", "clicks_deduplicated", "rows"),
-                               ("totals-update.yaml", "merchant_totals", "rows")):
+    for job in names or SHAPE_SPECS:
+        spec, compare = SHAPE_SPECS[job], "rows"
         target = job_target(getattr(spark_shapes, job), spark)
         start = time.perf_counter()
         result = check(load_spec(str(SHAPES / spec)), target, examples=examples, seed=7,
                        compare=compare)
         took = time.perf_counter() - start
-        verdict = "passes" if result.failure is None else "DIVERGES"
+        assert result.failure is None, f"{job} diverges from its spec {spec}"
+        verdict = "passes"
         print(f"  {job} ({spec}): {verdict}, {result.checked} in {took:.1f} s, "
               f"{60 * result.checked / took:.0f} scenarios/min")
 
 
-def shrinking(spark: Any) -> None:
-    """Time from a broken job's first divergence to its shrunk counterexample."""
+def shrinking(spark: Any, examples: int = 100, broken: Sequence[str] = ("logins_known_users", "failed_logins")) -> None:
+    """Time from a broken job's first divergence to its shrunk counterexample (``broken``:
+    ``logins_known_users`` of examples/spark_jobs, ``failed_logins`` of examples/user_project)."""
     sys.path[:0] = [str(SHAPES), str(PROJECT)]
     import jobs_broken
     import spark_shapes
 
-    for spec, job in ((SHAPES / "logins.yaml", spark_shapes.logins_known_users),
-                      (PROJECT / "specs" / "failed_logins.yaml", jobs_broken.failed_logins)):
+    jobs = {"logins_known_users": (SHAPES / "logins.yaml", spark_shapes.logins_known_users),
+            "failed_logins": (PROJECT / "specs" / "failed_logins.yaml", jobs_broken.failed_logins)}
+    for spec, job in (jobs[name] for name in broken):
         for stand_in in (DETECT, None):
             start = time.perf_counter()
-            result = check(load_spec(str(spec)), job_target(job, spark), examples=100, seed=7,
+            result = check(load_spec(str(spec)), job_target(job, spark), examples=examples, seed=7,
                            stand_in=stand_in, shrink_seconds=120)
             failure = result.failure
             assert failure is not None, f"{job.__name__} passed"
@@ -117,11 +170,15 @@ def shrinking(spark: Any) -> None:
                   f"({time.perf_counter() - start:.1f} s in all)")
 
 
-def measure_jobs(spark: Any, scenarios: list[Scenario]) -> None:
+def measure_jobs(spark: Any, scenarios: list[Scenario], *, examples: int = 100, repeat: int = 3,
+                 floor_batches: int = 21, lanes: Sequence[int] = (1, 2, 4, 8),
+                 shapes: Sequence[str] | None = None,
+                 broken: Sequence[str] = ("logins_known_users", "failed_logins")) -> None:
     """Every measurement of the module docstring, in order."""
     stock_target(spark).run_many(scenarios[:2])  # warm-up
-    floor(spark, scenarios[0])
-    lanes(spark, scenarios)
-    shapes(spark, 100)
-    print("time to a shrunk counterexample (check --examples 100):")
-    shrinking(spark)
+    floor(spark, scenarios[0], repeat, floor_batches)
+    lanes_rates(spark, scenarios, lanes)
+    shapes_rates(spark, examples, shapes)
+    if broken:
+        print(f"time to a shrunk counterexample (check --examples {examples}):")
+        shrinking(spark, examples, broken)

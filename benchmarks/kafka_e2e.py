@@ -10,20 +10,24 @@ profile) runs with ``trigger(availableNow=True)`` into a JSON sink twice:
 
 - kafka: ``kafka_source(..., reader="python")`` (windtunnel's Python data source);
 - file (the baseline): ``records_source`` over the jsonl file, the same records in one
-  micro-batch, no end row (Kafka has none), so both give the same output rows (checked).
+  micro-batch, no end row (Kafka has none), so both give the same output rows (checked
+  before the rates are printed: the same rows, not only as many; an AssertionError
+  otherwise).
 
 A small warm-up job runs first (Python workers, planning). Prints the producer's rate, the
 events/s of each job (query start to end, best of ``--repeat``) and the ratio kafka/file,
 plus the raw read rates (source straight to the ``noop`` sink) and their ratio.
 
-Run: python benchmarks/kafka_e2e.py [--events N] [--repeat R]
+Run: python benchmarks/kafka_e2e.py [--events N] [--repeat R] [--warmup-events N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,12 @@ def simulation(events: int, topic: str = TOPIC) -> Any:
     )
 
 
+def rows_written(directory: Path) -> Counter[str]:
+    """The rows of a JSON sink's files, each as sorted JSON text."""
+    return Counter(json.dumps(json.loads(line), sort_keys=True)
+                   for path in directory.rglob("*.json") for line in path.read_text().splitlines())
+
+
 def best_of(repeat: int, job: Callable[[int], int]) -> tuple[float, int]:
     """Best wall seconds of ``repeat`` calls of ``job(attempt)`` and its result."""
     best, result = float("inf"), 0
@@ -67,21 +77,22 @@ def best_of(repeat: int, job: Callable[[int], int]) -> tuple[float, int]:
     return best, result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=1)
-    args = parser.parse_args()
-    n = args.events
+    parser.add_argument("--warmup-events", type=int, default=2_000)
+    args = parser.parse_args(argv)
+    n, warm = args.events, args.warmup_events
     root = Path(tempfile.mkdtemp(prefix="windtunnel-kafka-e2e-"))
     write_jsonl(simulation(n), root / "records.jsonl")
-    write_jsonl(simulation(2_000, "warmup"), root / "warmup.jsonl")
+    write_jsonl(simulation(warm, "warmup"), root / "warmup.jsonl")
     spark = spark_session(shuffle_partitions=2)
     spark.sparkContext.setLogLevel("ERROR")
     spec = JobSpec(QUERY)
     with local_broker() as bootstrap:
         config = {"bootstrap.servers": bootstrap, "batch.num.messages": "1"}
-        produce(simulation(2_000, "warmup"), config)
+        produce(simulation(warm, "warmup"), config)
         started = time.perf_counter()
         report = produce(simulation(n), config)
         produced_s = time.perf_counter() - started
@@ -121,10 +132,15 @@ def main() -> None:
             return job
 
         kafka_job("warmup")(0)
-        file_job("warmup", 2_000)(0)
+        file_job("warmup", warm)(0)
         kafka_s, kafka_out = best_of(args.repeat, kafka_job(TOPIC))
         file_s, file_out = best_of(args.repeat, file_job("records", n))
         assert kafka_out == file_out, (kafka_out, file_out)
+        kafka_rows, file_rows = rows_written(root / f"out-kafka-{TOPIC}-0"), rows_written(root / "out-file-records-0")
+        assert kafka_rows == file_rows, (
+            f"the Kafka job's rows differ from the file job's: {list((kafka_rows - file_rows).elements())[:3]} / "
+            f"{list((file_rows - kafka_rows).elements())[:3]}")
+        print(f"check: the Kafka job wrote the file job's {sum(file_rows.values())} rows")
         print(f"production job, Python Kafka source: {n / kafka_s:,.0f} events/s ({kafka_s:.1f} s, {kafka_out} rows out)")
         print(f"production job, jsonl file source:   {n / file_s:,.0f} events/s ({file_s:.1f} s, {file_out} rows out)")
         print(f"ratio kafka/file (production job): {file_s / kafka_s:.2f}")

@@ -12,7 +12,10 @@ Measures, in one run:
 4. peak traced memory (tracemalloc) for 1M versus 10M bare events: flat when the stream
    is generated lazily.
 
-Run: python benchmarks/simulator.py [--events N] [--naive N] [--memory-events N ...]
+Before timing, the payload stream and the naive loop must agree on the record's shape (the
+same fields, each of the same JSON type).
+
+Run: python benchmarks/simulator.py [--events N] [--naive N] [--memory-events N N] [--repeat R]
 """
 
 from __future__ import annotations
@@ -60,6 +63,11 @@ def workload_stream(workload: str) -> Callable[[int], int]:
 
 def naive_faker(events: int) -> int:
     """A per-event Faker loop producing the same auth payload (the usual way)."""
+    return len(naive_lines(events))
+
+
+def naive_lines(events: int) -> list[str]:
+    """The naive loop's JSON payloads."""
     fake = Faker()
     fake.seed_instance(1)
     ts = 1_767_225_600_000
@@ -76,7 +84,33 @@ def naive_faker(events: int) -> int:
             "failed": int(failed),
         }
         lines.append(json.dumps(payload, separators=(",", ":")))
-    return len(lines)
+    return lines
+
+
+def payload_lines(events: int) -> list[str]:
+    """The payload stream's JSON payloads (``auth`` with :data:`KNOBS`)."""
+    sim = simulate("auth", events=events, seed=1, **KNOBS)
+    return [line for table in sim.chunks() for line in payload_json(sim.workload, table)]
+
+
+def fields(lines: list[str]) -> dict[str, set[str]]:
+    """Each field of the JSON payloads and the JSON types of its values (nulls left out)."""
+    found: dict[str, set[str]] = {}
+    for line in lines:
+        for name, value in json.loads(line).items():
+            types = found.setdefault(name, set())
+            if value is not None:
+                types.add(type(value).__name__)
+    return found
+
+
+def check_same_shape(events: int) -> None:
+    """Raise AssertionError unless the payload stream's records have the naive loop's fields,
+    each with values of the same types."""
+    naive, stream = fields(naive_lines(events)), fields(payload_lines(events))
+    assert naive == stream, f"the payload stream's fields {stream} differ from the naive loop's {naive}"
+    print(f"check: the payload stream's records have the naive loop's {len(naive)} fields "
+          "and types", flush=True)
 
 
 def rate(run: Callable[[int], int], events: int, repeat: int = 3) -> tuple[float, float]:
@@ -100,26 +134,28 @@ def peak_memory_mb(events: int) -> float:
     return peak / 2**20
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--naive", type=int, default=20_000, help="events for the naive loop")
     parser.add_argument("--memory-events", type=int, nargs=2, default=[1_000_000, 10_000_000])
-    args = parser.parse_args()
+    parser.add_argument("--repeat", type=int, default=3, help="best of R runs per rate")
+    args = parser.parse_args(argv)
 
+    check_same_shape(min(args.naive, 1000))
     print(f"load average before the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    bare, bare_cpu = rate(bare_stream, args.events)
+    bare, bare_cpu = rate(bare_stream, args.events, args.repeat)
     print(
         f"bare stream:          {bare:>12,.0f} events/s wall, {bare_cpu:>12,.0f} per CPU-s"
         "  (target >= 1,000,000)"
     )
-    payloads, payloads_cpu = rate(payload_stream, args.events)
+    payloads, payloads_cpu = rate(payload_stream, args.events, args.repeat)
     print(
         f"with Faker payloads:  {payloads:>12,.0f} events/s wall, {payloads_cpu:>12,.0f} per CPU-s"
         "  (target >=   300,000)"
     )
     for workload in ("payments", "nexmark"):
-        wall, cpu = rate(workload_stream(workload), args.events)
+        wall, cpu = rate(workload_stream(workload), args.events, args.repeat)
         print(f"{workload + ' payloads:':22s}{wall:>12,.0f} events/s wall, {cpu:>12,.0f} per CPU-s")
     naive, naive_cpu = rate(naive_faker, args.naive, repeat=1)
     print(

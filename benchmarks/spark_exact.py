@@ -38,7 +38,9 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from windtunnel.oracle import Aggregation, FixedWindows, Query
+from windtunnel.oracle.model.results import Emission
+from windtunnel.oracle.model.stream import Batch, Event
 
 MINUTE_MS = 60_000
 QUERY = Query(FixedWindows(MINUTE_MS, on="ts"), group_by=("k",), aggregate=(Aggregation("n", "count"),))
@@ -56,10 +60,12 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 FLOORS = ("fb/noop", "fb/packed-shuffle", "fb/row-shuffle", "fb/direct", "fmgws/bucket", "tws/key")
 
 
-def workload(n: int, keys: int = 1000, disorder: float = 0.05, seed: int = 7) -> pa.Table:
-    """seq, arrival_ms, ts (event time, epoch ms) and k (key) of ``n`` events."""
+def workload(n: int, keys: int = 1000, disorder: float = 0.05, seed: int = 7,
+             step_ms: int = 1) -> pa.Table:
+    """seq, arrival_ms, ts (event time, epoch ms) and k (key) of ``n`` events, arrivals
+    0 to ``step_ms`` apart."""
     rng = np.random.default_rng(seed)
-    t = np.cumsum(rng.integers(0, 2, n, dtype=np.int64))
+    t = np.cumsum(rng.integers(0, step_ms + 1, n, dtype=np.int64))
     late = rng.random(n) < disorder
     ts = np.where(late, t - rng.integers(0, 2 * MINUTE_MS, n, dtype=np.int64), t)
     return pa.table(
@@ -92,10 +98,16 @@ def source(spark: Any, directory: Path) -> Any:
 
 
 def stock_query(spark: Any, directory: Path) -> Any:
+    return stock_of(source(spark, directory))
+
+
+def stock_of(stream: Any) -> Any:
+    """What a Spark user writes: ``withWatermark`` + ``groupBy(window, k).count()`` (as ``n``)."""
     from pyspark.sql import functions as F
 
-    df = source(spark, directory).select(F.timestamp_millis("ts").alias("time"), "k")
-    return df.withWatermark("time", "0 seconds").groupBy(F.window("time", "1 minute"), "k").count()
+    df = stream.select(F.timestamp_millis("ts").alias("time"), "k")
+    return (df.withWatermark("time", "0 seconds").groupBy(F.window("time", "1 minute"), "k")
+            .agg(F.count(F.lit(1)).alias("n")))
 
 
 def timed(start: Callable[[], Any]) -> float:
@@ -176,36 +188,148 @@ def run_floor(spark: Any, directory: Path, name: str, floors: Any) -> float:
     return timed(writer.start)
 
 
-def check(spark: Any, directory: Path, table: pa.Table) -> None:
-    """The production operator's output equals the oracle's (no end of input: a file stream
-    never ends, so no end-of-input flush)."""
-    from collections import Counter
+def events_of(table: pa.Table) -> list[Event]:
+    """The table's rows as oracle events: seq, arrival_ms and the other columns as payload."""
+    return [Event(r.pop("seq"), r, r.pop("arrival_ms")) for r in table.to_pylist()]
 
-    from windtunnel.oracle.engine import run
-    from windtunnel.oracle.model.stream import Event
+
+def oracle_lines(query: Query, table: pa.Table) -> Counter[str]:
+    """The oracle's outputs (default profile) as contract lines, up to the end of input: a
+    file stream never ends, so what its end would flush (open windows, a reorder buffer's
+    events and the closes they cause) is left out."""
+    from windtunnel.oracle.engine import reference_outputs
+    from windtunnel.spark_impl.schema import canonical_lines
+
+    ended: list[bool] = []
+
+    def events() -> Iterator[Event]:
+        yield from events_of(table)
+        ended.append(True)
+
+    outputs = []
+    for output in reference_outputs(query, events()):  # item by item: the end comes last
+        if ended:
+            break
+        outputs.append(output)
+    return Counter(canonical_lines(outputs))
+
+
+def written_lines(spark: Any, out: Path) -> Counter[str]:
+    """The production operator's output files as contract lines."""
     from windtunnel.spark_impl.schema import OUTPUT_DDL, canonical_lines, outputs_in_order
 
-    out = Path(tempfile.mkdtemp(prefix="bench-check-")) / "out"
-    run_production(spark, directory, out)
     rows = [r.asDict() for r in spark.read.schema(OUTPUT_DDL).parquet(str(out)).collect()]
-    got = Counter(canonical_lines(outputs_in_order(rows)))
-    events = [Event(r["seq"], {"ts": r["ts"], "k": r["k"]}, r["arrival_ms"]) for r in table.to_pylist()]
-    want = [o for o in run(QUERY, events).outputs if getattr(o, "reason", "") != "end_of_input"]
-    assert got == Counter(canonical_lines(want)), "the production operator differs from the oracle"
+    return Counter(canonical_lines(outputs_in_order(rows)))
+
+
+def window_rows(rows: Iterable[tuple[int, int, Any, Mapping[str, Any]]]) -> Counter[str]:
+    """(start_ms, end_ms, key, aggregates) rows as text, floats to 9 significant digits."""
+    def value(v: Any) -> Any:
+        return float(f"{v:.9g}") if isinstance(v, float) else v
+
+    return Counter(f"[{a}, {b}) {k}: {sorted((n, value(v)) for n, v in row.items())}"
+                   for a, b, k, row in rows)
+
+
+def stock_rows(spark: Any, frame: Any, key: str) -> Counter[str]:
+    """A stock query's windows (its ``window`` or ``session_window`` column, ``key`` and the
+    aggregates), run to its end into the memory sink."""
+    from pyspark.sql import functions as F
+
+    name = f"stock_check_{uuid.uuid4().hex}"
+    window = "session_window" if "session_window" in frame.columns else "window"
+    frame = frame.select(F.unix_millis(f"{window}.start").alias("start_ms"),
+                         F.unix_millis(f"{window}.end").alias("end_ms"), "*").drop(window)
+    query = (frame.writeStream.format("memory").queryName(name).outputMode("append")
+             .option("checkpointLocation", tempfile.mkdtemp(prefix="bench-check-"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    rows = [r.asDict() for r in spark.table(name).collect()]
+    spark.catalog.dropTempView(name)
+    return window_rows((r.pop("start_ms"), r.pop("end_ms"), r.pop(key), r) for r in rows)
+
+
+def oracle_stock_rows(query: Query, batches: Sequence[pa.Table]) -> Counter[str]:
+    """The oracle's ``spark`` profile emissions over ``batches`` (one micro-batch each) and
+    the no-data micro-batch Spark runs after them."""
+    from windtunnel.oracle.engine import run
+    from windtunnel.oracle.profiles import SPARK_PROFILE
+
+    items = [*(Batch(tuple(events_of(b))) for b in batches), Batch(())]
+    outputs = run(query, items, rules=SPARK_PROFILE.rules, profile="spark").outputs
+    return window_rows((o.window.start_ms, o.window.end_ms, o.group, o.row)
+                       for o in outputs if isinstance(o, Emission))
+
+
+def check_sides(spark: Any, query: Query, table: pa.Table, directory: Path,
+                batches: Sequence[pa.Table], read: Callable[[Path], Any],
+                stock: Callable[[Any], Any], key: str) -> None:
+    """The sides agree with the oracle on ``table`` (written to ``directory``, read as the
+    micro-batches ``batches`` by ``read``): the production operator's output files equal
+    the oracle's outputs line for line (drops too), the stock query ``stock(stream)`` the
+    ``spark`` profile's emissions. Raises AssertionError naming the side that differs."""
+    root = Path(tempfile.mkdtemp(prefix="bench-check-"))
+    run_job_into(query, read(directory), root)
+    got, want = written_lines(spark, root / "out"), oracle_lines(query, table)
+    assert got == want, ("the production operator differs from the oracle: "
+                         f"{sorted((got - want).elements())[:3]} / {sorted((want - got).elements())[:3]}")
+    stock_got = stock_rows(spark, stock(read(directory)), key)
+    stock_want = oracle_stock_rows(query, batches)
+    assert stock_got == stock_want, (
+        "stock Spark differs from the oracle's spark profile: "
+        f"{sorted((stock_got - stock_want).elements())[:3]} / {sorted((stock_want - stock_got).elements())[:3]}")
+    emitted = sum(n for line, n in want.items() if '"type": "emit"' in line)
+    assert emitted and stock_want, "the check stream closes no window: give more --check-events"
+    drops = sum(want.values()) - emitted
+    print(f"check: production {sum(got.values())} outputs ({drops} drops) equal the oracle's; "
+          f"stock {sum(stock_got.values())} windows equal the spark profile's", flush=True)
+
+
+def run_job_into(query: Query, stream: Any, root: Path) -> None:
+    """``run_job`` of ``query`` over ``stream`` into Parquet files under ``root/out``."""
+    from windtunnel.spark_impl.job import Sink, run_job
+    from windtunnel.spark_impl.jobs.sources import dataframe_source
+
+    run_job(query, dataframe_source(stream), Sink("parquet", path=str(root / "out")),
+            checkpoint=str(root / "ckpt"))
+
+
+def micro_batches(table: pa.Table, files: int) -> list[pa.Table]:
+    """The rows of each of :func:`write_files`' ``files`` files (one micro-batch each)."""
+    bounds = np.linspace(0, table.num_rows, files + 1).astype(int)
+    return [table.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(files)]
+
+
+CHECK_STEP_MS = 2_000
+"""Largest gap between the check stream's arrivals: its 1-minute windows close."""
+
+
+def check(spark: Any, directory: Path, table: pa.Table) -> None:
+    """The production operator's output on the measured stream equals the oracle's."""
+    root = Path(tempfile.mkdtemp(prefix="bench-check-"))
+    run_job_into(QUERY, source(spark, directory), root)
+    got = written_lines(spark, root / "out")
+    assert got == oracle_lines(QUERY, table), "the production operator differs from the oracle"
     print(f"check: {sum(got.values())} outputs equal the oracle's", flush=True)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=3_000_000)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--batches", type=int, default=10, help="micro-batches (files)")
+    parser.add_argument("--warmup-events", type=int, default=20_000,
+                        help="events of the warm-up run of each side (0: none)")
+    parser.add_argument("--check-events", type=int, default=5_000,
+                        help="events of the stream the sides are checked on before timing")
     parser.add_argument("--stock-store", choices=["both", "hdfs"], default="hdfs")
     parser.add_argument("--general", action="store_true")
     parser.add_argument("--floors", action="store_true")
-    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--check", action="store_true",
+                        help="also compare the production operator with the oracle on the measured stream")
     parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     from windtunnel.spark_impl.session import spark_session
 
@@ -215,10 +339,13 @@ def main() -> int:
         conf["spark.jars"] = str(floors_jar(root))
     spark = spark_session(master=args.master, conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
+    checked = workload(args.check_events, min(args.keys, 20), seed=3, step_ms=CHECK_STEP_MS)
+    write_files(checked, root / "check", 3)
+    check_sides(spark, QUERY, checked, root / "check", micro_batches(checked, 3),
+                lambda d: source(spark, d), stock_of, "k")
     table = workload(args.events, args.keys)
     data, warm = root / "data", root / "warm"
-    write_files(table, data, 10)
-    write_files(workload(20_000, args.keys, seed=1), warm, 2)
+    write_files(table, data, args.batches)
     if args.check:
         check(spark, data, table)
     sides: dict[str, Callable[[Path], float]] = {
@@ -233,8 +360,10 @@ def main() -> int:
         floors = spark.sparkContext._jvm.windtunnel.bench.Floors
         for name in FLOORS:
             sides[f"floor {name}"] = lambda d, n=name: run_floor(spark, d, n, floors)
-    for side in sides.values():
-        side(warm)
+    if args.warmup_events:
+        write_files(workload(args.warmup_events, args.keys, seed=1), warm, 2)
+        for side in sides.values():
+            side(warm)
     best: dict[str, float] = {}
     for _ in range(args.repeat):
         for name, side in sides.items():

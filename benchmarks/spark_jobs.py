@@ -25,6 +25,12 @@ Sides, each timed from query start to termination, best of ``--repeat``:
   Parquet files written and published before the clock stops;
 - ``general`` (``--general``): ``apply_window`` into ``noop`` (transformWithStateInPandas).
 
+Before timing, each shape's sides are checked on a small stream of its own shape whose
+windows close (``--check-events`` events over 20 keys, arrivals up to 20 s apart, written as
+three micro-batches): the production operator's output files must equal the oracle's outputs
+line for line, drops included, and the stock query's windows the oracle's ``spark`` profile
+(``spark_exact.check_sides``; an AssertionError otherwise).
+
 Prints events/s per side and ``production/stock``. ``--scaling`` runs the chosen shapes in
 two more processes at ``local[1]`` and ``local[2]`` and prints each side's 2-core/1-core
 throughput ratio. ``local[1]`` only limits Spark's task slots: the driver, the JIT, the
@@ -35,13 +41,15 @@ garbage collector and the Python side still use every CPU. ``--pin`` also pins e
 windtunnel's local default, a quarter of the memory up to 4g; ``1g`` is Spark's own).
 
 Run: python benchmarks/spark_jobs.py [--shapes realistic,tumbling,session] [--events N]
-     [--keys K] [--repeat R] [--files F] [--general] [--scaling] [--cores C]
-     [--sides stock,stock-parquet,production] [--driver-memory 4g]
+     [--keys K] [--repeat R] [--files F] [--batches B] [--warmup-events N] [--check-events N]
+     [--general] [--scaling] [--cores C] [--sides stock,stock-parquet,production]
+     [--driver-memory 4g]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -49,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +68,9 @@ import pyarrow.parquet as pq
 
 from windtunnel.oracle import Aggregation, FixedWindows, Query
 from windtunnel.oracle.model.spec import SessionWindows
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from spark_exact import check_sides  # the sides' check lives beside this script
 
 MINUTE_MS = 60_000
 EPOCH = 1_700_000_000_000
@@ -77,14 +88,17 @@ class Shape:
     tolerance_ms: int
     string_keys: bool
 
-    def table(self, n: int, seed: int = 7) -> pa.Table:
-        """seq, arrival_ms, ts (event time), user (key) and amount of ``n`` events."""
+    def table(self, n: int, seed: int = 7, keys: int | None = None,
+              step_ms: int | None = None) -> pa.Table:
+        """seq, arrival_ms, ts (event time), user (key) and amount of ``n`` events over
+        ``keys`` keys (default the shape's), arrivals up to ``step_ms`` apart (default 14 ms
+        with string keys, 1 ms without)."""
         rng = np.random.default_rng(seed)
-        step = 15 if self.string_keys else 2
+        step = (step_ms or (14 if self.string_keys else 1)) + 1
         t = EPOCH + np.cumsum(rng.integers(0, step, n, dtype=np.int64))
         late = rng.random(n) < 0.05
         ts = np.where(late, t - rng.integers(0, 2 * MINUTE_MS, n, dtype=np.int64), t)
-        keys = rng.integers(0, self.keys, n, dtype=np.int64)
+        keys = rng.integers(0, keys or self.keys, n, dtype=np.int64)
         user: Any = pa.array([f"user-{k:06d}" for k in keys]) if self.string_keys else keys
         return pa.table(
             {
@@ -160,6 +174,38 @@ def write_files(table: pa.Table, directory: Path, batches: int) -> None:
         os.utime(path, (stamp, stamp))
 
 
+def micro_batches(table: pa.Table, batches: int) -> list[pa.Table]:
+    """The rows of each micro-batch :func:`write_files` wrote (:data:`FILES_PER_BATCH` files)."""
+    bounds = np.linspace(0, table.num_rows, batches * FILES_PER_BATCH + 1).astype(int)
+    edges = bounds[::FILES_PER_BATCH]
+    return [table.slice(edges[i], edges[i + 1] - edges[i]) for i in range(batches)]
+
+
+CHECK_STEP_MS = 20_000
+"""Largest gap between the check stream's arrivals: its windows and sessions close."""
+
+
+def check(spark: Any, shape: Shape, events: int, root: Path) -> None:
+    """The shape's sides agree with the oracle on a small stream (see the docstring)."""
+    table = shape.table(events, seed=3, keys=20, step_ms=CHECK_STEP_MS)
+    directory = root / f"{shape.name}-check"
+    write_files(table, directory, 3)
+    print(f"{shape.name}: ", end="", flush=True)
+    check_sides(spark, shape.query, table, directory, micro_batches(table, 3),
+                lambda d: stream(spark, d, shape.string_keys), shape.stock, "user")
+
+
+@contextlib.contextmanager
+def hdfs_store(spark: Any) -> Iterator[None]:
+    """The HDFS-backed state store for the queries started inside, the session's after."""
+    before = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", before)
+
+
 def stream(spark: Any, directory: Path, string_keys: bool) -> Any:
     kind = "string" if string_keys else "long"
     return (
@@ -178,18 +224,17 @@ def timed(start: Callable[[], Any]) -> float:
 
 
 def run_stock(spark: Any, shape: Shape, directory: Path) -> float:
-    spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS)
     out = shape.stock(stream(spark, directory, shape.string_keys))
     writer = (
         out.writeStream.format("noop").outputMode("append")
         .option("checkpointLocation", tempfile.mkdtemp(prefix="bench-stock-"))
         .trigger(availableNow=True)
     )
-    return timed(writer.start)
+    with hdfs_store(spark):
+        return timed(writer.start)
 
 
 def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
-    spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS)
     out = shape.stock(stream(spark, directory, shape.string_keys))
     root = Path(tempfile.mkdtemp(prefix="bench-stock-parquet-"))
     writer = (
@@ -197,7 +242,8 @@ def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
         .option("checkpointLocation", str(root / "ckpt"))
         .trigger(availableNow=True)
     )
-    return timed(writer.start)
+    with hdfs_store(spark):
+        return timed(writer.start)
 
 
 def run_production(spark: Any, shape: Shape, directory: Path) -> float:
@@ -236,8 +282,10 @@ SIDES: dict[str, Callable[[Any, Shape, Path], float]] = {
 
 
 def measure(cores: int, names: list[str], events: int | None, keys: int | None, repeat: int,
-            sides: list[str], driver_memory: str | None) -> dict[str, dict[str, float]]:
-    """events/s per shape and side, in one session at ``local[cores]``."""
+            sides: list[str], driver_memory: str | None, batches: int = 10,
+            warmup_events: int = 20_000, check_events: int = 1_000) -> dict[str, dict[str, float]]:
+    """events/s per shape and side, in one session at ``local[cores]``, each shape's sides
+    checked first (:func:`check`)."""
     from windtunnel.spark_impl.session import spark_session
 
     conf = {"spark.driver.memory": driver_memory} if driver_memory else {}
@@ -248,12 +296,14 @@ def measure(cores: int, names: list[str], events: int | None, keys: int | None, 
     results: dict[str, dict[str, float]] = {}
     for name in names:
         shape = chosen[name]
+        check(spark, shape, check_events, root)
         data = root / name
-        write_files(shape.table(shape.events), data, 10)
-        warm = root / f"{name}-warm"
-        write_files(shape.table(20_000, seed=1), warm, 2)
-        for side in sides:
-            SIDES[side](spark, shape, warm)
+        write_files(shape.table(shape.events), data, batches)
+        if warmup_events:
+            warm = root / f"{name}-warm"
+            write_files(shape.table(warmup_events, seed=1), warm, 2)
+            for side in sides:
+                SIDES[side](spark, shape, warm)
         best: dict[str, float] = {}
         for _ in range(repeat):
             for side in sides:
@@ -274,7 +324,7 @@ def report(results: dict[str, dict[str, float]], cores: int) -> None:
                   flush=True)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="realistic,tumbling,session")
     parser.add_argument("--events", type=int)
@@ -292,8 +342,13 @@ def main() -> int:
                         help="with --scaling: pin each process (Python, JVM, Python workers) to "
                         "as many CPUs as its cores, so local[1] runs on one CPU")
     parser.add_argument("--files", type=int, default=2, help="input files per micro-batch")
+    parser.add_argument("--batches", type=int, default=10, help="micro-batches")
+    parser.add_argument("--warmup-events", type=int, default=20_000,
+                        help="events of each side's warm-up run per shape (0: none)")
+    parser.add_argument("--check-events", type=int, default=1_000,
+                        help="events of the stream each shape's sides are checked on")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (internal)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     global FILES_PER_BATCH
     FILES_PER_BATCH = args.files
     names = [n for n in args.shapes.split(",") if n]
@@ -303,7 +358,7 @@ def main() -> int:
         parser.error(f"--sides: unknown {unknown}; use some of {', '.join(SIDES)}")
     if not args.scaling:
         results = measure(args.cores, names, args.events, args.keys, args.repeat, sides,
-                          args.driver_memory)
+                          args.driver_memory, args.batches, args.warmup_events, args.check_events)
         if args.json:
             print("RESULTS " + json.dumps(results))
         else:
@@ -313,7 +368,9 @@ def main() -> int:
     for cores in (1, 2):
         command = [sys.executable, __file__, "--shapes", args.shapes, "--repeat", str(args.repeat),
                    "--cores", str(cores), "--files", str(args.files), "--json",
-                   "--sides", ",".join(sides)]
+                   "--sides", ",".join(sides), "--batches", str(args.batches),
+                   "--warmup-events", str(args.warmup_events),
+                   "--check-events", str(args.check_events)]
         if args.driver_memory:
             command += ["--driver-memory", args.driver_memory]
         if args.events:

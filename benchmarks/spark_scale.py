@@ -13,9 +13,12 @@ Prints for each side the events/s over the whole run and the steady rate (micro-
 the first), the ratio production/stock; for the production operator the state after the run
 (bytes of the newest version's slice files), the state size after every fifth micro-batch
 (it levels off: closed windows leave the state, only open windows and per-key clocks stay) and
-the driver process's peak resident memory.
+the driver process's peak resident memory. Before timing, both sides are checked against
+the oracle on a small stream whose windows close (``spark_exact.check_sides``:
+``--check-events`` events, an AssertionError when a side differs).
 
 Run: python benchmarks/spark_scale.py [--events N] [--keys K] [--batches B] [--no-stock]
+     [--warmup-events N] [--check-events N]
 """
 
 from __future__ import annotations
@@ -30,7 +33,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_exact import HDFS, QUERY, source, stock_query, workload, write_files
+from spark_exact import (
+    CHECK_STEP_MS,
+    HDFS,
+    QUERY,
+    check_sides,
+    micro_batches,
+    source,
+    stock_of,
+    stock_query,
+    workload,
+    write_files,
+)
 
 
 def peak_rss_mb() -> float:
@@ -95,24 +109,33 @@ def run_production(spark: Any, directory: Path) -> tuple[float, float, int, list
     return seconds, rate, state_bytes(checkpoint), sizes
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--stock", action=argparse.BooleanOptionalAction, default=True)
-    args = parser.parse_args()
+    parser.add_argument("--warmup-events", type=int, default=20_000,
+                        help="events of each side's warm-up run (0: none)")
+    parser.add_argument("--check-events", type=int, default=5_000,
+                        help="events of the stream the sides are checked on before timing")
+    args = parser.parse_args(argv)
 
     from windtunnel.spark_impl.session import spark_session
 
     spark = spark_session(shuffle_partitions=2)
     spark.sparkContext.setLogLevel("ERROR")
     root = Path(tempfile.mkdtemp(prefix="spark-scale-"))
+    checked = workload(args.check_events, min(args.keys, 20), seed=3, step_ms=CHECK_STEP_MS)
+    write_files(checked, root / "check", 3)
+    check_sides(spark, QUERY, checked, root / "check", micro_batches(checked, 3),
+                lambda d: source(spark, d), stock_of, "k")
     write_files(workload(args.events, args.keys), root / "data", args.batches)
-    write_files(workload(20_000, args.keys, seed=1), root / "warmup", 2)
-    if args.stock:
-        run_stock(spark, root / "warmup")
-    run_production(spark, root / "warmup")
+    if args.warmup_events:
+        write_files(workload(args.warmup_events, args.keys, seed=1), root / "warmup", 2)
+        if args.stock:
+            run_stock(spark, root / "warmup")
+        run_production(spark, root / "warmup")
 
     print(f"{args.events:,} events, {args.keys:,} keys, {args.batches} micro-batches, 1-minute tumbling count")
     if args.stock:
@@ -123,13 +146,12 @@ def main() -> None:
     rate = args.events / seconds
     print(f"production  {rate / 1e6:6.3f}M ev/s ({seconds:6.2f} s; steady {steady_production / 1e6:6.3f}M ev/s)")
     if args.stock:
-        print(f"ratio production/stock(hdfs): {rate / stock_rate:.2f}x (steady {steady_production / steady:.2f}x)")
+        print(f"ratio production/stock(hdfs): {rate / stock_rate:.2f}x (steady {steady_production / steady if steady else float('nan'):.2f}x)")
     print(f"state after the run: {state / 1e6:.1f} MB on the checkpoint")
     print("state by micro-batch: " + ", ".join(
         f"{batch_id}: {size / 1e6:.1f} MB" for batch_id, size in sizes if batch_id % 5 == 4 or batch_id == 0
     ))
     print(f"driver peak resident memory: {peak_rss_mb():,.0f} MB")
-    spark.stop()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ For each kind, a handful of specs (sizes, hops, tolerances, caps, grouping, aggr
 or pass-through) each get N/len(specs) generated streams (``windtunnel check``'s
 generator); all run on the engine (one ``tenzir`` process per spec) and under the
 oracle, and the script prints a markdown table: scenarios, agreeing, and the first K
-disagreements per kind. It needs the ``[tenzir]`` extra. The table in docs/engines.md
+disagreements per kind; it exits 1 when any scenario disagrees. It needs the ``[tenzir]`` extra. The table in docs/engines.md
 comes from ``python benchmarks/tenzir_agreement.py --examples 200``. ``idle_timeout``
 scenarios run paced in wall time (stable ones only, ``conformance/paced.py``): each call
 takes about 20 s whatever its size.
@@ -140,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{agreeing}/{total} agree; {total * 60 / seconds:.0f} scenarios/min (engine and oracle)")
     for text in shown:
         print("\n" + text)
+    if agreeing < total:
+        print(f"the tenzir profile disagrees with Tenzir on {total - agreeing} of {total} scenarios",
+              file=sys.stderr)
+        return 1
     return 0
 
 

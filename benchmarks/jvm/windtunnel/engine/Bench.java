@@ -17,6 +17,10 @@ import java.util.Random;
  * reorder buffer; no baseline). The engine's time counts the events and the end of input, not the
  * state snapshot taken before the end (its time is printed apart). Arguments: shape (or {@code all}), events (default 2,000,000),
  * rounds (default 5; the first is warm-up, the median of the rest is printed).
+ *
+ * <p>Before it prints a time, each shape's state must decode to as many keys as the slice holds,
+ * and on {@code tumbling} (in order, tolerance 0: no drops) the engine must emit one output per
+ * (key, window) the baseline counted; else it throws {@link IllegalStateException}.
  */
 public final class Bench {
     private Bench() {
@@ -140,7 +144,8 @@ public final class Bench {
             copy.keyCount()};
     }
 
-    /** The baseline: per-(key, window) counters in a HashMap, closed by a per-key max time. */
+    /** The baseline: per-(key, window) counters in a HashMap, closed by a per-key max time;
+     * returns the (key, window) pairs it counted. */
     private static long baseline(Stream s, boolean strings, long size, long hop) {
         HashMap<Object, long[]> keys = new HashMap<>();
         HashMap<String, double[]> windows = new HashMap<>();
@@ -176,15 +181,19 @@ public final class Bench {
         double[] engineSeconds = new double[rounds];
         double[] baseSeconds = new double[rounds];
         long[] result = null;
+        long windows = -1;
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         for (int r = 0; r < rounds; r++) {
             long t0 = cpu.getCurrentThreadCpuTime();
             result = engine(spec, s, strings);
             long t1 = cpu.getCurrentThreadCpuTime() - result[4] - result[5];
             if (!sessions) {
-                baseline(s, strings, size, hop);
+                windows = baseline(s, strings, size, hop);
             }
             long t2 = cpu.getCurrentThreadCpuTime();
+            if (r == 0) {
+                check(name, result, windows);
+            }
             engineSeconds[r] = (t1 - t0) / 1e9;
             baseSeconds[r] = (t2 - t1) / 1e9;
         }
@@ -203,6 +212,24 @@ public final class Bench {
                     baseTime, n / baseTime);
             System.out.printf("  ratio engine/baseline throughput: %.2fx%n", baseTime / engineTime);
         }
+    }
+
+    /** Throws unless the decoded state holds the slice's keys and, on {@code tumbling}, the
+     * engine's outputs are the baseline's (key, window) pairs. */
+    private static void check(String name, long[] result, long windows) {
+        if (result[7] != result[3]) {
+            throw new IllegalStateException(name + ": the decoded state holds " + result[7] + " keys, the slice "
+                    + result[3]);
+        }
+        if (name.equals("tumbling")) {
+            if (result[0] != windows) {
+                throw new IllegalStateException("tumbling: the engine emitted " + result[0]
+                        + " outputs, the baseline counted " + windows + " (key, window) pairs");
+            }
+            System.out.printf("check: tumbling: the engine's %,d outputs are the baseline's (key, window) pairs%n",
+                    windows);
+        }
+        System.out.printf("check: %s: the state decodes to the slice's %,d keys%n", name, result[3]);
     }
 
     private static double median(double[] seconds, int rounds) {
