@@ -25,6 +25,7 @@ RUNS = {
 }
 
 
+@pytest.mark.process  # a fresh Python per benchmark
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_the_benchmark_runs_green_at_a_tiny_size(name: str, tmp_path: Path) -> None:
     arguments, expected = RUNS[name]

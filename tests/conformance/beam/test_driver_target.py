@@ -73,6 +73,7 @@ def test_check_runs_beam_specs_on_the_driver_by_default() -> None:
     assert "against beam (profile beam)" in result.output and "scenarios/min" in result.output
 
 
+@pytest.mark.process  # a fresh Python
 def test_the_agreement_benchmark_runs_at_a_tiny_size() -> None:
     done = subprocess.run([sys.executable, "benchmarks/beam_agreement.py", "--examples", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
