@@ -8,10 +8,12 @@ bids counted per auction in 10 s windows every 2 s, default profile. Every aucti
 clock, so the keys held grow with the stream (about 0.065 per bid).
 
 Runs ``run_job`` (the production operator, a Parquet sink) in one session after a small warm-up
-run, and prints per quarter of the micro-batches the median micro-batch duration and the
-median bytes of state written per micro-batch (the files of the micro-batch's state version),
-the ratio last quarter / second quarter of both, the whole run's rate, and the state at the
-end (bytes of the files the last version is read from, and per key).
+run, and prints per quarter of the micro-batches the median and mean micro-batch duration
+(one micro-batch in K+1 also writes its slices' snapshots) and the median bytes of state
+written per micro-batch (the files of its state version); the ratio last quarter / second
+quarter of both; the whole run's rate; the state at the end on the checkpoint (the files the
+last version is read from, and per key) and in memory (the driver JVM's heap growth per key
+added, local mode, after full collections).
 
 ``--jar PATH`` runs another build of the operator (e.g. the jar shipped by an earlier commit)
 for a before/after comparison.
@@ -53,7 +55,8 @@ EVENT_US = 100
 @dataclass(frozen=True, slots=True)
 class Growth:
     """One run: per micro-batch its duration (ms) and state bytes written; at the end the
-    state's bytes on the checkpoint and the keys it holds."""
+    state's bytes on the checkpoint and the keys it holds; the JVM's heap in use after a full
+    collection at the second and the last micro-batch, and the keys held then."""
 
     durations_ms: tuple[int, ...]
     written: tuple[int, ...]
@@ -61,6 +64,10 @@ class Growth:
     bids: int
     state_bytes: int
     keys: int
+    heap: tuple[int, int] = (0, 0)
+    heap_keys: tuple[int, int] = (0, 0)
+    snapshots: tuple[bool, ...] = ()
+    """Per micro-batch: whether it wrote a slice's snapshot."""
 
 
 def bids(count: int, seed: int = 5) -> pa.Table:
@@ -98,6 +105,18 @@ def version_bytes(checkpoint: Path, version: int) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if not p.name.startswith("."))
 
 
+def wrote_snapshot(checkpoint: Path, version: int) -> bool:
+    """Whether micro-batch ``version`` wrote a snapshot of some slice (a chain starting at it;
+    a COMMIT without chains: every file written is one)."""
+    commit = checkpoint / "windtunnel" / "state" / str(version) / "COMMIT"
+    if not commit.is_file():
+        return False
+    fields = dict(line.split("=", 1) for line in commit.read_text().splitlines() if "=" in line)
+    if "chains" not in fields:
+        return str(version) in fields["files"].split(",")
+    return any(part.split(":")[0] == str(version) for part in fields["chains"].split(","))
+
+
 def held_bytes(checkpoint: Path) -> int:
     """Bytes of the files the newest committed version is read from (per slice its chain: a
     snapshot and the deltas after it; a COMMIT without chains names one file per slice)."""
@@ -110,18 +129,44 @@ def held_bytes(checkpoint: Path) -> int:
                for index, part in enumerate(parts) for version in part.split(":") if version not in ("", "-1"))
 
 
-def run(spark: Any, directory: Path, work: Path) -> Growth:
-    """``run_job`` over the Parquet files in ``directory`` (one micro-batch each)."""
+def heap_in_use(spark: Any) -> int:
+    """Bytes of the driver JVM's heap in use after a full collection (local mode: the tasks'
+    slice states live there)."""
+    jvm = spark.sparkContext._jvm
+    jvm.java.lang.System.gc()
+    runtime = jvm.java.lang.Runtime.getRuntime()
+    return int(runtime.totalMemory() - runtime.freeMemory())
+
+
+def keys_so_far(directory: Path) -> list[int]:
+    """The distinct auctions up to and including each file (micro-batch) of ``directory``."""
+    seen: set[int] = set()
+    counts = []
+    for path in sorted(directory.glob("*.parquet")):
+        seen.update(pq.read_table(path, columns=["auction"]).column("auction").to_pylist())
+        counts.append(len(seen))
+    return counts
+
+
+def run(spark: Any, directory: Path, work: Path, *, heap: bool = False) -> Growth:
+    """``run_job`` over the Parquet files in ``directory`` (one micro-batch each); ``heap``:
+    also measure the heap in use at the second and the last micro-batch."""
     from windtunnel.spark_impl.job import Sink, run_job
     from windtunnel.spark_impl.sources import dataframe_source
 
     checkpoint = work / "ckpt"
     durations: list[int] = []
     written: list[int] = []
+    counts = keys_so_far(directory)
+    heaps: dict[int, int] = {}
+    snapshots: list[bool] = []
 
     def tracked(batch: Any) -> None:
         durations.append(batch.duration_ms)
         written.append(version_bytes(checkpoint, batch.batch_id))
+        snapshots.append(wrote_snapshot(checkpoint, batch.batch_id))
+        if heap and batch.batch_id in (1, len(counts) - 1):
+            heaps[batch.batch_id] = heap_in_use(spark)
 
     source = (
         spark.readStream.schema("seq long, arrival_ms long, dateTime long, auction long")
@@ -131,10 +176,10 @@ def run(spark: Any, directory: Path, work: Path) -> Growth:
     report = run_job(QUERY, dataframe_source(source), Sink("parquet", path=str(work / "out")),
                      checkpoint=str(checkpoint), on_batch=tracked)
     seconds = time.perf_counter() - started
-    table = pq.read_table(directory, columns=["auction"])
-    keys = len(np.unique(table.column("auction").to_numpy()))
+    last = len(counts) - 1
     return Growth(tuple(durations), tuple(written), seconds, sum(b.rows_in for b in report.batches),
-                  held_bytes(checkpoint), keys)
+                  held_bytes(checkpoint), counts[-1], (heaps.get(1, 0), heaps.get(last, 0)),
+                  (counts[1], counts[last]) if len(counts) > 1 else (0, 0), tuple(snapshots))
 
 
 def quarters(values: tuple[int, ...]) -> list[float]:
@@ -146,15 +191,29 @@ def quarters(values: tuple[int, ...]) -> list[float]:
 
 def report_lines(growth: Growth) -> list[str]:
     durations, written = quarters(growth.durations_ms), quarters(growth.written)
+    n = len(growth.durations_ms)
+    means = [statistics.fmean(growth.durations_ms[round(n * q / 4):max(round(n * (q + 1) / 4), round(n * q / 4) + 1)])
+             for q in range(4)]
     lines = [f"{len(growth.durations_ms)} micro-batches, {growth.bids:,} bids, {growth.keys:,} auctions"]
     for q in range(4):
-        lines.append(f"quarter {q + 1}: median {durations[q]:7.0f} ms, written {written[q] / 1e6:8.3f} MB"
-                     " per micro-batch (median)")
+        lines.append(f"quarter {q + 1}: median {durations[q]:7.0f} ms (mean {means[q]:7.0f}), written "
+                     f"{written[q] / 1e6:8.3f} MB per micro-batch (median)")
     lines.append(f"ratio last/second quarter: duration {durations[3] / max(durations[1], 1):.2f}x, "
                  f"bytes written {written[3] / max(written[1], 1):.2f}x")
+    # the second half: the first micro-batches include the warm-up of the JIT compiler
+    half = len(growth.durations_ms) // 2
+    full = [d for d, snap in zip(growth.durations_ms[half:], growth.snapshots[half:], strict=False) if snap]
+    delta = [d for d, snap in zip(growth.durations_ms[half:], growth.snapshots[half:], strict=False) if not snap]
+    if full and delta:
+        lines.append(f"second half: {len(full)} micro-batches writing snapshots, median {statistics.median(full):.0f} ms;"
+                     f" {len(delta)} writing deltas only, median {statistics.median(delta):.0f} ms")
     lines.append(f"whole run: {growth.bids / growth.seconds / 1e6:.3f}M bids/s ({growth.seconds:.1f} s)")
     lines.append(f"state at the end: {growth.state_bytes / 1e6:.1f} MB on the checkpoint (the last version's files), "
                  f"{growth.state_bytes / max(growth.keys, 1):.1f} bytes per key")
+    added = growth.heap_keys[1] - growth.heap_keys[0]
+    if growth.heap[1] and added > 0:
+        lines.append(f"in memory: {(growth.heap[1] - growth.heap[0]) / added:.0f} bytes per key (heap growth "
+                     f"after a full collection over the {added:,} keys added after micro-batch 1)")
     return lines
 
 
@@ -179,7 +238,7 @@ def main() -> None:
     write_batches(bids(args.batches * args.bids), root / "data", args.batches)
     write_batches(bids(20_000, seed=1), root / "warmup", 2)
     run(spark, root / "warmup", root / "warm")
-    for line in report_lines(run(spark, root / "data", root / "run")):
+    for line in report_lines(run(spark, root / "data", root / "run", heap=True)):
         print(line)
     spark.stop()
 
