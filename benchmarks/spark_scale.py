@@ -11,7 +11,8 @@ Workload (``spark_exact.workload``): 10,000,000 events over 100,000 keys, 5% out
 
 Prints for each side the events/s over the whole run and the steady rate (micro-batches after
 the first), the ratio production/stock; for the production operator the state after the run
-(bytes of the newest version's slice files), the state size after every fifth micro-batch
+(bytes of the files the newest version is read from: per slice a snapshot and the deltas
+after it), the state size after every fifth micro-batch
 (it levels off: closed windows leave the state, only open windows and per-key clocks stay) and
 the driver process's peak resident memory. Before timing, both sides are checked against
 the oracle on a small stream whose windows close (``spark_exact.check_sides``:
@@ -45,6 +46,7 @@ from spark_exact import (
     workload,
     write_files,
 )
+from state_growth import held_bytes
 
 
 def peak_rss_mb() -> float:
@@ -75,15 +77,11 @@ def run_stock(spark: Any, directory: Path) -> tuple[float, float]:
 
 
 def state_bytes(checkpoint: Path) -> int:
-    """Bytes of the slice files the newest committed state version consists of."""
+    """Bytes of the files the newest committed state version is read from (0: none yet)."""
     root = checkpoint / "windtunnel" / "state"
-    versions = sorted(int(p.name) for p in root.iterdir() if (p / "COMMIT").is_file())
-    if not versions:
+    if not any((p / "COMMIT").is_file() for p in root.iterdir()):
         return 0
-    newest = versions[-1]
-    lines = (root / str(newest) / "COMMIT").read_text().splitlines()
-    files = next(x for x in lines if x.startswith("files=")).removeprefix("files=").split(",")
-    return sum((root / v / f"slice-{i}").stat().st_size for i, v in enumerate(files) if int(v) >= 0)
+    return held_bytes(checkpoint)
 
 
 def run_production(spark: Any, directory: Path) -> tuple[float, float, int, list[tuple[int, int]]]:

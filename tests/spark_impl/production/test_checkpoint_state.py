@@ -243,3 +243,67 @@ def test_a_resume_with_another_spec_stops_with_one_line(spark: Any, tmp_path: Pa
                   aggregate=(Aggregation("n", "count"),))
     line = _damaged(spark, tmp_path, lambda root: None, other)
     assert "written for another query" in line
+
+
+def _chains(root: Path, back: int = 0) -> list[list[int]]:
+    """A COMMIT's chains (the newest's, or the one ``back`` before it): per slice, the versions
+    of its files, its snapshot first."""
+    commits = sorted((p for p in (root / "state").iterdir() if (p / "COMMIT").is_file()),
+                     key=lambda p: int(p.name))
+    text = (commits[-1 - back] / "COMMIT").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("chains="))
+    return [[int(v) for v in part.split(":") if v] for part in line.removeprefix("chains=").split(",")]
+
+
+def _lose_a_delta(root: Path) -> Path:
+    slice_, chain = next((i, c) for i, c in enumerate(_chains(root)) if len(c) > 2)
+    target = root / "state" / str(chain[1]) / f"slice-{slice_}"
+    target.unlink()
+    return target
+
+
+def _corrupt_a_delta(root: Path) -> Path:
+    slice_, chain = next((i, c) for i, c in enumerate(_chains(root)) if len(c) > 2)
+    target = root / "state" / str(chain[1]) / f"slice-{slice_}"
+    data = bytearray(target.read_bytes())
+    data[-12] ^= 0xFF
+    target.write_bytes(bytes(data))
+    return target
+
+
+@pytest.mark.parametrize(("damage", "says"), [(_lose_a_delta, "is missing"),
+                                             (_corrupt_a_delta, "is corrupt")],
+                         ids=["lost", "corrupt"])
+def test_a_lost_or_corrupt_delta_stops_the_resume_with_one_line_naming_it(
+    spark: Any, tmp_path: Path, damage: Any, says: str
+) -> None:
+    """A slice's state is its snapshot and every delta after it: one missing or damaged
+    delta (not the newest) is never skipped."""
+    damaged: list[Path] = []
+    line = _damaged(spark, tmp_path, lambda root: damaged.append(damage(root)))
+    assert f"{damaged[0]} {says}" in line
+
+
+def test_snapshots_fold_the_deltas_and_what_they_cover_is_removed(
+    spark: Any, tmp_path: Path
+) -> None:
+    """With a snapshot every second delta a run crosses several snapshots, resumes exactly,
+    and keeps only the files the last two versions' chains hold."""
+    setting = "spark.windtunnel.state.deltasPerSnapshot"
+    spark.conf.set(setting, "2")
+    try:
+        source = tmp_path / "in"
+        _write(source, range(3))
+        _run(spark, source, tmp_path / "out-a", str(tmp_path / "ckpt"))
+        _write(source, range(3, BATCHES))
+        _run(spark, source, tmp_path / "out-b", str(tmp_path / "ckpt"))
+    finally:
+        spark.conf.unset(setting)
+    assert _outputs(spark, tmp_path / "out-a", tmp_path / "out-b") == _oracle(BATCHES)
+    root = tmp_path / "ckpt" / "windtunnel"
+    chains = _chains(root)
+    assert all(1 <= len(chain) <= 3 for chain in chains)
+    assert any(chain[0] > 0 for chain in chains), "no snapshot after the first"
+    kept = {f"{version}/slice-{slice_}" for back in (0, 1)
+            for slice_, chain in enumerate(_chains(root, back)) for version in chain}
+    assert {f"{p.parent.name}/{p.name}" for p in (root / "state").glob("*/slice-*")} == kept

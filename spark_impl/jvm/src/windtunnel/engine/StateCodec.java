@@ -102,6 +102,11 @@ public final class StateCodec {
         }
     }
 
+    /** Whether {@code state} is a snapshot's record (else an update's, or not a record). */
+    public static boolean isSnapshot(byte[] state) {
+        return state.length > 8 && state[8] == SNAPSHOT;
+    }
+
     /** A slice of {@code spec} from a snapshot. */
     public static Slice fromSnapshot(Spec spec, byte[] state) {
         ByteArrayInputStream in = new ByteArrayInputStream(state);

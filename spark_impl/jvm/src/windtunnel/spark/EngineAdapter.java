@@ -57,6 +57,27 @@ final class EngineAdapter {
     StateCodec.writeSnapshot((Slice) state, out);
   }
 
+  /** The keys changed and removed since the state's last write ({@code StateCodec}'s
+   * update), written to {@code out}; starts a new change set. */
+  void writeUpdate(Object state, java.io.OutputStream out) {
+    StateCodec.writeUpdate((Slice) state, out);
+  }
+
+  /** {@code bytes} (a snapshot, or an update) read onto {@code state} (null: none yet): the
+   * state they give. */
+  Object apply(Object state, byte[] bytes) {
+    if (StateCodec.isSnapshot(bytes)) {
+      return decode(bytes);
+    }
+    Object target = state == null ? fresh() : state;
+    try {
+      StateCodec.apply((Slice) target, bytes);
+    } catch (StateCodec.StateFormatException e) {
+      throw new StateError("a slice state cannot be read: " + e.getMessage());
+    }
+    return target;
+  }
+
   Object decode(byte[] bytes) {
     try {
       return StateCodec.fromSnapshot(spec, bytes);

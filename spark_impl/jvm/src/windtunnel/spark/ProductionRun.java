@@ -27,12 +27,20 @@ import org.apache.spark.util.SerializableConfiguration;
  * format or for another query is a {@link StateError} with one line) and creates the state
  * root of a new checkpoint. Per micro-batch {@code N}: {@link #outputs} builds the output rows
  * (map side {@link Pack}, a shuffle by key slice, {@link Step} per slice, which writes the
- * slice's version {@code N}); once the sink has them, {@link #commit} records version
- * {@code N} and deletes what neither it nor version {@code N-1} needs. A micro-batch Spark
+ * slice's version {@code N}: a delta of what changed, or a snapshot once its chain holds
+ * {@link #deltasPerSnapshot} deltas); once the sink has them, {@link #commit} records version
+ * {@code N} with each slice's chain and deletes what neither it nor version {@code N-1} needs. A micro-batch Spark
  * runs again after a restart starts from the newest committed version below it, as its first
  * attempt did.
  */
 public final class ProductionRun {
+  /** The Spark setting for how many deltas a slice's chain holds before its task writes a
+   * snapshot instead (default {@value #DEFAULT_DELTAS}, as Spark's own store's
+   * {@code minDeltasForSnapshot}): more writes less per micro-batch and reads more on a
+   * restart. */
+  public static final String DELTAS_SETTING = "spark.windtunnel.state.deltasPerSnapshot";
+  static final int DEFAULT_DELTAS = 10;
+  private final int deltasPerSnapshot;
   private final SparkSession spark;
   private final Plan plan;
   /** The Hadoop settings, for the driver's own file operations. */
@@ -60,6 +68,21 @@ public final class ProductionRun {
     this.token = token;
     this.versions = versions;
     this.reports = spark.sparkContext().collectionAccumulator("windtunnel slices");
+    this.deltasPerSnapshot = deltasPerSnapshot(spark);
+  }
+
+  private static int deltasPerSnapshot(SparkSession spark) {
+    String text = spark.conf().get(DELTAS_SETTING, Integer.toString(DEFAULT_DELTAS));
+    try {
+      int value = Integer.parseInt(text.trim());
+      if (value >= 0) {
+        return value;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new StateError(DELTAS_SETTING + "=" + text + " must be a whole number >= 0 (0: a"
+        + " snapshot every micro-batch)");
   }
 
   /** Opens the checkpoint for the plan; throws StateError when it cannot be resumed. */
@@ -114,11 +137,11 @@ public final class ProductionRun {
       String directory) {
     long base = baseOf(version);
     StateStore.Commit previous = base < 0 ? null : commitOf(base);
-    long[] files = previous == null ? null : previous.files;
+    long[][] chains = previous == null ? null : previous.chains;
     long lastSeq = previous == null ? -1 : previous.lastSeq;
     reports.reset();
-    Step step = new Step(plan, taskConf, root, token, version, base, files, reports, systemMs, lastSeq,
-        format, directory);
+    Step step = new Step(plan, taskConf, root, token, version, base, chains, deltasPerSnapshot,
+        reports, systemMs, lastSeq, format, directory);
     JavaPairRDD<Integer, byte[]> packed = PackInternal.covers(plan)
         ? internalRows(batch).toJavaRDD().mapPartitionsToPair(new PackInternal(plan))
         : batch.javaRDD().mapPartitionsToPair(new Pack(plan));
@@ -143,9 +166,12 @@ public final class ProductionRun {
    * report (its task never ran: the outputs were not computed). */
   public long[] commit(long version) throws IOException {
     long base = baseOf(version);
-    long[] files = new long[plan.slices];
+    long[][] chains = new long[plan.slices][];
     StateStore.Commit before = base < 0 ? null : commitOf(base);
-    long[] previous = before == null ? null : before.files;
+    long[][] previous = before == null ? null : before.chains;
+    if (previous != null && previous.length != chains.length) {
+      throw new StateError("slice count changed between versions " + base + " and " + version);
+    }
     boolean[] seen = new boolean[plan.slices];
     long rowsIn = 0;
     long rowsOut = 0;
@@ -159,7 +185,7 @@ public final class ProductionRun {
         rowsIn += report[1];
         rowsOut += report[2];
         open += report[5];
-        files[slice] = report[3];
+        chains[slice] = chainAfter(previous, slice, version, report[6]);
         lastSeq = Math.max(lastSeq, report[4]);
       }
     }
@@ -169,7 +195,7 @@ public final class ProductionRun {
             + " did not report; its outputs were not computed");
       }
     }
-    lastCommit = StateStore.commit(conf, root, version, files, rowsIn, rowsOut, lastSeq);
+    lastCommit = StateStore.commit(conf, root, version, chains, rowsIn, rowsOut, lastSeq);
     long[] kept = new long[versions.length + 1];
     int n = 0;
     for (long v : versions) {
@@ -182,10 +208,22 @@ public final class ProductionRun {
     StateStore.cleanup(conf, root, new long[] {base, version});
     long keepFrom = Math.min(base < 0 ? version : base, version);
     versions = java.util.Arrays.stream(versions).filter(v -> v >= keepFrom).toArray();
-    if (previous != null && previous.length != files.length) {
-      throw new StateError("slice count changed between versions " + base + " and " + version);
-    }
     return new long[] {rowsIn, rowsOut, open};
+  }
+
+  /** Slice {@code slice}'s chain after {@code version}, whose task wrote a snapshot
+   * ({@code written} 1), a delta (0) or nothing (-1). */
+  private static long[] chainAfter(long[][] previous, int slice, long version, long written) {
+    long[] before = previous == null ? new long[0] : previous[slice];
+    if (written == 1) {
+      return new long[] {version};
+    }
+    if (written == 0) {
+      long[] chain = java.util.Arrays.copyOf(before, before.length + 1);
+      chain[before.length] = version;
+      return chain;
+    }
+    return before;
   }
 
   private StateStore.Commit commitOf(long version) {

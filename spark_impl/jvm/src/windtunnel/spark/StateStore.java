@@ -28,18 +28,29 @@ import org.apache.hadoop.fs.Path;
  * <pre>
  *   FORMAT                     one line of key=value pairs: format version, spec fingerprint,
  *                              slice count, run token (new for every new checkpoint)
- *   state/&lt;N&gt;/slice-&lt;p&gt;       slice p's state after micro-batch N (written by its task)
+ *   state/&lt;N&gt;/slice-&lt;p&gt;       what slice p's task wrote at micro-batch N: a snapshot (every
+ *                              lane's whole state) or a delta (per lane that changed, the keys
+ *                              changed and removed since the slice's previous file)
  *   state/&lt;N&gt;/COMMIT          written by the driver once every slice of micro-batch N is
- *                              written: per slice, the version whose file holds it (a slice
- *                              that did not change keeps pointing at an older file), and the
- *                              micro-batch's rows in and out
+ *                              written: per slice, its chain (the versions of its files from
+ *                              its last snapshot to its newest delta; a slice that did not
+ *                              change keeps an older chain), and the micro-batch's rows in and
+ *                              out
  * </pre>
  *
  * <p>A slice file is {@code WTSL}, the format version, the spec fingerprint, the version, the
- * slice, the payload's length, the payload (the engine's own codec) and a CRC32 of the payload.
- * Files are written under a temporary name and renamed, so a reader sees a whole file or none;
- * two attempts of one task write the same bytes (the step is deterministic). Micro-batch N
- * starts from the newest committed version below N, so a micro-batch Spark replays after a
+ * slice, the payload's length, the payload and a CRC32 of the payload; the payload is, per
+ * lane, the engine's own snapshot or update record ({@code StateCodec}), which says which it
+ * is. A slice's state is its chain's snapshot with each delta applied in order; a missing,
+ * cut short or corrupt file of a chain is a {@link StateError} naming it, never skipped. A
+ * task writes a snapshot when its slice has none yet or its chain holds {@code K} deltas
+ * ({@link ProductionRun}), else a delta of what changed, so a micro-batch writes in proportion
+ * to the keys it changed. Once a newer commit's chain no longer needs a file it is deleted
+ * ({@link #cleanup}).
+ *
+ * <p>Files are written under a temporary name and renamed, so a reader sees a whole file or
+ * none; two attempts of one task write the same bytes (the step is deterministic). Micro-batch
+ * N starts from the newest committed version below N, so a micro-batch Spark replays after a
  * restart reads what its first attempt read. Nothing here uses Java serialization.
  */
 public final class StateStore {
@@ -144,6 +155,17 @@ public final class StateStore {
     }
   }
 
+  /** The payloads of slice {@code slice}'s chain, oldest (its snapshot) first; throws
+   * {@link StateError} naming the first file that cannot be used. */
+  static List<byte[]> readChain(
+      Configuration conf, String root, String fingerprint, long[] chain, int slice) {
+    List<byte[]> payloads = new ArrayList<>(chain.length);
+    for (long version : chain) {
+      payloads.add(readSlice(conf, root, fingerprint, version, slice));
+    }
+    return payloads;
+  }
+
   // ------------------------------------------------------------------ metadata and commits (driver)
 
   /** The FORMAT file's fields, or null when the checkpoint has none. */
@@ -168,11 +190,11 @@ public final class StateStore {
     return meta;
   }
 
-  /** Records that every slice of {@code version} is written: {@code files[p]} is the version
-   * whose file holds slice p. */
-  public static Commit commit(Configuration conf, String root, long version, long[] files,
+  /** Records that every slice of {@code version} is written: {@code chains[p]} are the versions
+   * whose files make up slice p (its snapshot first; empty: no state yet). */
+  public static Commit commit(Configuration conf, String root, long version, long[][] chains,
       long rowsIn, long rowsOut, long lastSeq) throws IOException {
-    Commit commit = new Commit(version, files, rowsIn, rowsOut, lastSeq);
+    Commit commit = new Commit(version, chains, rowsIn, rowsOut, lastSeq);
     writeAtomically(conf, commitFile(root, version), commit.text().getBytes(StandardCharsets.UTF_8));
     return commit;
   }
@@ -207,10 +229,12 @@ public final class StateStore {
     return found.stream().mapToLong(Long::longValue).toArray();
   }
 
-  /** Deletes every version directory neither {@code keep} commit refers to (its own folder
-   * included); versions above the newest kept one are left alone (a micro-batch in flight). */
+  /** Deletes what neither {@code keep} commit needs: a version directory none of their chains
+   * reaches (its own folder included), and a slice file in a kept directory its slice's chains
+   * do not hold. Versions above the newest kept one are left alone (a micro-batch in flight). */
   public static void cleanup(Configuration conf, String root, long[] keep) throws IOException {
     Set<Long> needed = new HashSet<>();
+    Set<String> files = new HashSet<>();
     long newest = Long.MIN_VALUE;
     for (long version : keep) {
       Commit commit = readCommit(conf, root, version);
@@ -219,8 +243,11 @@ public final class StateStore {
       }
       needed.add(version);
       newest = Math.max(newest, version);
-      for (long file : commit.files) {
-        needed.add(file);
+      for (int slice = 0; slice < commit.chains.length; slice++) {
+        for (long file : commit.chains[slice]) {
+          needed.add(file);
+          files.add(file + "/slice-" + slice);
+        }
       }
     }
     Path dir = new Path(root, "state");
@@ -230,8 +257,18 @@ public final class StateStore {
     }
     for (FileStatus status : fs.listStatus(dir)) {
       Long version = parseLong(status.getPath().getName());
-      if (version != null && version < newest && !needed.contains(version)) {
+      if (version == null || version >= newest) {
+        continue;
+      }
+      if (!needed.contains(version)) {
         fs.delete(status.getPath(), true);
+        continue;
+      }
+      for (FileStatus file : fs.listStatus(status.getPath())) {
+        String name = file.getPath().getName();
+        if (name.startsWith("slice-") && !files.contains(version + "/" + name)) {
+          fs.delete(file.getPath(), false);
+        }
       }
     }
   }
@@ -286,10 +323,8 @@ public final class StateStore {
             + commitFile(root, sparkCommitted) + "); restore the checkpoint whole, or start"
             + " again with a new checkpoint";
       }
-      for (int slice = 0; slice < commit.files.length; slice++) {
-        if (commit.files[slice] >= 0) {
-          readSlice(conf, root, fingerprint, commit.files[slice], slice);
-        }
+      for (int slice = 0; slice < commit.chains.length; slice++) {
+        readChain(conf, root, fingerprint, commit.chains[slice], slice);
       }
     } catch (StateError e) {
       return "windtunnel's state in checkpoint " + where + " cannot be used: " + e.getMessage()
@@ -395,15 +430,22 @@ public final class StateStore {
   /** A version's COMMIT file. */
   public static final class Commit {
     public final long version;
+    /** Per slice, the version of its newest file (-1: none). */
     public final long[] files;
+    /** Per slice, the versions of its files, its snapshot first (empty: none). */
+    public final long[][] chains;
     public final long rowsIn;
     public final long rowsOut;
     /** The largest event seq of lane 0 up to this version (-1: none). */
     public final long lastSeq;
 
-    Commit(long version, long[] files, long rowsIn, long rowsOut, long lastSeq) {
+    Commit(long version, long[][] chains, long rowsIn, long rowsOut, long lastSeq) {
       this.version = version;
-      this.files = files;
+      this.chains = chains;
+      this.files = new long[chains.length];
+      for (int i = 0; i < chains.length; i++) {
+        files[i] = chains[i].length == 0 ? -1 : chains[i][chains[i].length - 1];
+      }
       this.rowsIn = rowsIn;
       this.rowsOut = rowsOut;
       this.lastSeq = lastSeq;
@@ -416,28 +458,58 @@ public final class StateStore {
       for (int i = 0; i < files.length; i++) {
         sb.append(i == 0 ? "" : ",").append(files[i]);
       }
-      return sb.append("\nlast_seq=").append(lastSeq).append('\n').toString();
+      sb.append("\nlast_seq=").append(lastSeq).append("\nchains=");
+      for (int i = 0; i < chains.length; i++) {
+        sb.append(i == 0 ? "" : ",");
+        for (int j = 0; j < chains[i].length; j++) {
+          sb.append(j == 0 ? "" : ":").append(chains[i][j]);
+        }
+      }
+      return sb.append('\n').toString();
     }
 
+    /** Parses a COMMIT; one without chains (snapshots only) has each slice's file as its
+     * chain. */
     static Commit parse(String text) {
       String[] lines = text.split("\n");
       if (lines.length < 5 || !lines[0].equals("windtunnel-commit")) {
         throw new IllegalArgumentException("no windtunnel-commit header");
       }
-      String files = value(lines[4], "files");
-      List<Long> parsed = new ArrayList<>();
-      if (!files.isEmpty()) {
-        for (String part : files.split(",")) {
-          parsed.add(Long.parseLong(part));
+      long[] files = longs(value(lines[4], "files"), ",");
+      long[][] chains = new long[files.length][];
+      if (lines.length > 6) {
+        String[] parts = value(lines[6], "chains").split(",", -1);
+        if (parts.length != files.length) {
+          throw new IllegalArgumentException("chains for " + parts.length + " slices, files for "
+              + files.length);
+        }
+        for (int i = 0; i < parts.length; i++) {
+          chains[i] = longs(parts[i], ":");
+        }
+      } else {
+        for (int i = 0; i < files.length; i++) {
+          chains[i] = files[i] < 0 ? new long[0] : new long[] {files[i]};
         }
       }
       return new Commit(
           Long.parseLong(value(lines[1], "version")),
-          parsed.stream().mapToLong(Long::longValue).toArray(),
+          chains,
           Long.parseLong(value(lines[2], "rows_in")),
           Long.parseLong(value(lines[3], "rows_out")),
           lines.length > 5 ? Long.parseLong(value(lines[5], "last_seq")) : -1);
     }
+  }
+
+  private static long[] longs(String text, String separator) {
+    if (text.isEmpty()) {
+      return new long[0];
+    }
+    String[] parts = text.split(separator);
+    long[] values = new long[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      values[i] = Long.parseLong(parts[i]);
+    }
+    return values;
   }
 
   private static String value(String line, String key) {

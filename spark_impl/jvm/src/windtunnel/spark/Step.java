@@ -27,9 +27,12 @@ import scala.Tuple2;
  * event's arrival right before it (also step {@code 2*seq}, after_seq = seq - 1), then the
  * event at {@code 2*seq+1}; an {@code end} row flushes the lane. The slice's state (one
  * engine state per lane) comes from this executor's cache when it holds the base version,
- * else from the base version's file ({@link StateStore}); when anything changed it is written
- * as version {@code version}, and reported to the driver (slice, events, outputs, the version
- * whose file now holds the slice), which commits the version once every slice is written.
+ * else from the files of its chain ({@link StateStore}); when anything changed it is written
+ * as version {@code version}: a delta of the keys each lane changed, or a snapshot of every
+ * lane when the slice has no file yet or its chain holds {@code deltasPerSnapshot} deltas
+ * ({@link StateStore}). It is reported to the driver (slice, events, outputs, the version of
+ * the slice's newest file, whether a snapshot or a delta was written), which commits the
+ * version once every slice is written.
  * The outputs are the task's rows, or, for a file sink, the slice's output file
  * ({@link OutputFiles}).
  */
@@ -41,7 +44,9 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   private final String token;
   private final long version;
   private final long baseVersion;
-  private final long[] baseFiles;
+  /** Per slice, the base version's chain (null: no base). */
+  private final long[][] baseChains;
+  private final int deltasPerSnapshot;
   private final CollectionAccumulator<long[]> reports;
   private final long systemMs;
   private final long lastSeqBefore;
@@ -50,15 +55,16 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
   private final String directory;
 
   Step(Plan plan, Broadcast<SerializableConfiguration> conf, String root, String token, long version, long baseVersion,
-      long[] baseFiles, CollectionAccumulator<long[]> reports, long systemMs, long lastSeqBefore,
-      String fileFormat, String directory) {
+      long[][] baseChains, int deltasPerSnapshot, CollectionAccumulator<long[]> reports,
+      long systemMs, long lastSeqBefore, String fileFormat, String directory) {
     this.plan = plan;
     this.conf = conf;
     this.root = root;
     this.token = token;
     this.version = version;
     this.baseVersion = baseVersion;
-    this.baseFiles = baseFiles;
+    this.baseChains = baseChains;
+    this.deltasPerSnapshot = deltasPerSnapshot;
     this.reports = reports;
     this.systemMs = systemMs;
     this.lastSeqBefore = lastSeqBefore;
@@ -98,17 +104,21 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       continuesTheStream(input);
     }
     EngineAdapter engine = EngineAdapter.forSpec(plan.engineSpec);
-    long file = baseFiles == null || slice >= baseFiles.length ? -1 : baseFiles[slice];
+    long[] chain = baseChains == null || slice >= baseChains.length ? new long[0]
+        : baseChains[slice];
+    long file = chain.length == 0 ? -1 : chain[chain.length - 1];
     int sizeHint = SliceCache.bytes(root, token, slice);
     @SuppressWarnings("unchecked")
     Map<Long, Object> lanes = (Map<Long, Object>) SliceCache.take(root, token, slice, baseVersion);
     if (lanes == null) {
-      byte[] stored = file < 0 ? null
-          : StateStore.readSlice(conf.value().value(), root, plan.fingerprint, file, slice);
-      lanes = stored == null ? new TreeMap<>() : decode(engine, stored);
-      sizeHint = stored == null ? 0 : stored.length + 128;
+      lanes = new TreeMap<>();
+      List<byte[]> stored =
+          StateStore.readChain(conf.value().value(), root, plan.fingerprint, chain, slice);
+      for (byte[] payload : stored) {
+        apply(engine, lanes, payload);
+      }
+      sizeHint = stored.isEmpty() ? 0 : stored.get(0).length + 128;
     }
-    boolean changed = false;
     long maxSeq = -1;
     if (plan.systemWall) {
       // the micro-batch arrives when the driver read the system clock: every lane's wall
@@ -118,12 +128,14 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
         input.lanes.computeIfAbsent(lane.getKey(), k -> emptyLane());
       }
     }
+    java.util.Set<Long> changedLanes = new java.util.TreeSet<>();
     for (Map.Entry<Long, SliceInput.Lane> entry : input.lanes.entrySet()) {
       Object state = lanes.get(entry.getKey());
+      boolean laneChanged = false;
       if (state == null) {
         state = engine.fresh();
         lanes.put(entry.getKey(), state);
-        changed = true;
+        laneChanged = true;
       }
       long wallBefore = engine.wall(state);
       SliceInput.Lane lane = entry.getValue();
@@ -135,18 +147,28 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       for (int i = 0; i < lane.events; i++) {
         maxSeq = Math.max(maxSeq, lane.seq[i]);
       }
-      changed |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
+      laneChanged |= lane.events > 0 || lane.controls > 0 || engine.wall(state) != wallBefore;
+      if (laneChanged) {
+        changedLanes.add(entry.getKey());
+      }
     }
-    int bytes = -1;
-    if (changed || file < 0) {
-      SliceFile written =
-          new SliceFile(plan.fingerprint, version, slice, sizeHint + sizeHint / 8);
-      encode(engine, lanes, written);
-      StateStore.writeSliceOrFail(conf.value().value(), root, written);
-      bytes = written.position();
+    boolean changed = !changedLanes.isEmpty();
+    long written = -1;
+    if (file < 0 || (changed && chain.length > deltasPerSnapshot)) {
+      SliceFile out = new SliceFile(plan.fingerprint, version, slice, sizeHint + sizeHint / 8);
+      encode(engine, lanes, out);
+      StateStore.writeSliceOrFail(conf.value().value(), root, out);
+      sizeHint = out.position();
       file = version;
+      written = 1;
+    } else if (changed) {
+      SliceFile out = new SliceFile(plan.fingerprint, version, slice, 1 << 16);
+      encodeDelta(engine, lanes, changedLanes, out);
+      StateStore.writeSliceOrFail(conf.value().value(), root, out);
+      file = version;
+      written = 0;
     }
-    SliceCache.put(root, token, slice, version, lanes, bytes < 0 ? sizeHint : bytes);
+    SliceCache.put(root, token, slice, version, lanes, sizeHint);
     if (TaskContext.get() != null) {
       // rows read: the slice's events, and the control rows (every slice gets each) once
       long rowsIn = input.events + (slice == 0 ? input.meaningfulControls : 0);
@@ -154,7 +176,7 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
       for (Object state : lanes.values()) {
         open += engine.openWindows(state);
       }
-      reports.add(new long[] {slice, rowsIn, rows.count, file, maxSeq, open});
+      reports.add(new long[] {slice, rowsIn, rows.count, file, maxSeq, open, written});
     }
   }
 
@@ -233,19 +255,37 @@ final class Step implements Function2<Integer, Iterator<Tuple2<Integer, byte[]>>
     }
   }
 
-  static Map<Long, Object> decode(EngineAdapter engine, byte[] payload) {
-    Map<Long, Object> lanes = new TreeMap<>();
+  /** A delta of a slice's state: per lane in {@code changed}, the engine's update (the keys
+   * changed and removed since the lane's last write), in {@link #encode}'s layout. */
+  static void encodeDelta(EngineAdapter engine, Map<Long, Object> lanes,
+      java.util.Set<Long> changed, SliceFile file) {
+    try {
+      DataOutputStream out = file.data;
+      out.writeInt(changed.size());
+      for (long lane : changed) {
+        out.writeLong(lane);
+        int lengthAt = file.position();
+        out.writeInt(0);
+        engine.writeUpdate(lanes.get(lane), file);
+        file.putInt(lengthAt, file.position() - lengthAt - 4);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Applies a slice file's payload (a snapshot's lanes, or a delta's) onto {@code lanes}. */
+  static void apply(EngineAdapter engine, Map<Long, Object> lanes, byte[] payload) {
     try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(payload))) {
       int n = in.readInt();
       for (int i = 0; i < n; i++) {
         long lane = in.readLong();
         byte[] state = new byte[in.readInt()];
         in.readFully(state);
-        lanes.put(lane, engine.decode(state));
+        lanes.put(lane, engine.apply(lanes.get(lane), state));
       }
     } catch (IOException e) {
       throw new StateError("a slice state is cut short: " + e.getMessage());
     }
-    return lanes;
   }
 }
