@@ -87,6 +87,15 @@ class Shape:
     query: Query
     tolerance_ms: int
     string_keys: bool
+    schema: str = ""
+    """The stream's columns as Spark DDL; empty: :meth:`table`'s columns."""
+    file_format: str = "parquet"
+    """``parquet`` or ``json`` (JSON lines), the files :func:`stream` reads."""
+
+    @property
+    def columns(self) -> str:
+        kind = "string" if self.string_keys else "long"
+        return self.schema or f"seq long, arrival_ms long, ts long, user {kind}, amount double"
 
     def table(self, n: int, seed: int = 7, keys: int | None = None,
               step_ms: int | None = None) -> pa.Table:
@@ -113,7 +122,9 @@ class Shape:
     def stock(self, df: Any) -> Any:
         from pyspark.sql import functions as F
 
-        timed = df.select(F.timestamp_millis("ts").alias("time"), "user", "amount")
+        fields = [a.field for a in self.query.aggregate or () if a.field]
+        timed = df.select(F.timestamp_millis(self.query.window.on).alias("time"),
+                          *self.query.group_by, *dict.fromkeys(fields))
         timed = timed.withWatermark("time", f"{self.tolerance_ms} milliseconds")
         window = self.query.window
         if isinstance(window, SessionWindows):
@@ -127,7 +138,7 @@ class Shape:
                 columns.append(F.count(F.lit(1)).alias(a.name))
             else:
                 columns.append(getattr(F, a.function)(a.field).alias(a.name))
-        return timed.groupBy(by, "user").agg(*columns)
+        return timed.groupBy(by, *self.query.group_by).agg(*columns)
 
 
 def shapes(events: int | None, keys: int | None) -> dict[str, Shape]:
@@ -192,7 +203,7 @@ def check(spark: Any, shape: Shape, events: int, root: Path) -> None:
     write_files(table, directory, 3)
     print(f"{shape.name}: ", end="", flush=True)
     check_sides(spark, shape.query, table, directory, micro_batches(table, 3),
-                lambda d: stream(spark, d, shape.string_keys), shape.stock, "user")
+                lambda d: stream(spark, d, shape), shape.stock, "user")
 
 
 @contextlib.contextmanager
@@ -206,13 +217,10 @@ def hdfs_store(spark: Any) -> Iterator[None]:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", before)
 
 
-def stream(spark: Any, directory: Path, string_keys: bool) -> Any:
-    kind = "string" if string_keys else "long"
-    return (
-        spark.readStream.schema(f"seq long, arrival_ms long, ts long, user {kind}, amount double")
-        .option("maxFilesPerTrigger", FILES_PER_BATCH)
-        .parquet(str(directory))
-    )
+def stream(spark: Any, directory: Path, shape: Shape) -> Any:
+    """The shape's files in ``directory`` as a stream, :data:`FILES_PER_BATCH` a micro-batch."""
+    reader = spark.readStream.schema(shape.columns).option("maxFilesPerTrigger", FILES_PER_BATCH)
+    return reader.format(shape.file_format).load(str(directory))
 
 
 def timed(start: Callable[[], Any]) -> float:
@@ -224,7 +232,7 @@ def timed(start: Callable[[], Any]) -> float:
 
 
 def run_stock(spark: Any, shape: Shape, directory: Path) -> float:
-    out = shape.stock(stream(spark, directory, shape.string_keys))
+    out = shape.stock(stream(spark, directory, shape))
     writer = (
         out.writeStream.format("noop").outputMode("append")
         .option("checkpointLocation", tempfile.mkdtemp(prefix="bench-stock-"))
@@ -235,7 +243,7 @@ def run_stock(spark: Any, shape: Shape, directory: Path) -> float:
 
 
 def run_stock_parquet(spark: Any, shape: Shape, directory: Path) -> float:
-    out = shape.stock(stream(spark, directory, shape.string_keys))
+    out = shape.stock(stream(spark, directory, shape))
     root = Path(tempfile.mkdtemp(prefix="bench-stock-parquet-"))
     writer = (
         out.writeStream.format("parquet").outputMode("append").option("path", str(root / "out"))
@@ -251,7 +259,7 @@ def run_production(spark: Any, shape: Shape, directory: Path) -> float:
     from windtunnel.spark_impl.jobs.sources import dataframe_source
 
     root = Path(tempfile.mkdtemp(prefix="bench-production-"))
-    source = dataframe_source(stream(spark, directory, shape.string_keys))
+    source = dataframe_source(stream(spark, directory, shape))
 
     def start() -> None:
         run_job(shape.query, source, Sink("parquet", path=str(root / "out")),
@@ -263,7 +271,7 @@ def run_production(spark: Any, shape: Shape, directory: Path) -> float:
 def run_general(spark: Any, shape: Shape, directory: Path) -> float:
     from windtunnel.spark_impl.general.operator import apply_window
 
-    out = apply_window(stream(spark, directory, shape.string_keys), shape.query,
+    out = apply_window(stream(spark, directory, shape), shape.query,
                        seq="seq", arrival_ms="arrival_ms")
     writer = (
         out.writeStream.format("noop").outputMode("append")

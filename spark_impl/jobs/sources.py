@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSource, InputPartition
 from windtunnel.oracle.model.errors import EngineUnavailable, InvalidInput
 from windtunnel.oracle.model.extras import requires_extra
 from windtunnel.spark_impl.general.operator import json_payload, kind_column, row_columns
+from windtunnel.spark_impl.jobs.file_records import jvm_records
 from windtunnel.spark_impl.jobs.scripted import OneBatchPerOffset
 from windtunnel.spark_impl.schema import END, EVENT, FIELD_PREFIX
 
@@ -33,6 +34,10 @@ KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0"
 
 RECORD_FORMATS = ("spark-dir", "jsonl", "parquet")
 RECORDS_SOURCE = "windtunnel_records"
+RECORD_READERS = ("auto", "python")
+"""``auto``: Spark's JSON file source for a ``spark-dir`` whose files it reads one per
+micro-batch in name order (:mod:`windtunnel.spark_impl.jobs.file_records`), else windtunnel's
+Python data source; ``python``: the Python data source always. The rows are the same."""
 
 
 # ---------------------------------------------------------------- records source
@@ -212,6 +217,7 @@ def records_source(
     *,
     rows_per_batch: int = 10_000,
     end_of_input: bool = True,
+    reader: str = "auto",
 ) -> DataFrame:
     """A streaming DataFrame of job input rows from ``windtunnel generate`` output.
 
@@ -220,7 +226,8 @@ def records_source(
     order). Columns used: ``seq``, ``arrival_ms``, ``value`` (the payload as JSON text).
     The input is what exists when the query starts (bounded); with ``end_of_input`` an
     ``end`` row follows the last record, so open windows flush exactly once. Raises
-    InvalidInput for a missing path or unknown format, or a bad ``rows_per_batch``.
+    InvalidInput for a missing path or unknown format, a bad ``rows_per_batch`` or an
+    unknown ``reader`` (:data:`RECORD_READERS`: who reads the files; the rows are the same).
     """
     fmt = records_format(path)
     if (
@@ -231,6 +238,14 @@ def records_source(
         raise InvalidInput(
             "rows_per_batch", rows_per_batch, "must be an integer >= 1", "give e.g. 10000"
         )
+    if reader not in RECORD_READERS:
+        raise InvalidInput(
+            "reader", reader, "unknown records reader", f"use one of {', '.join(RECORD_READERS)}"
+        )
+    if fmt == "spark-dir" and reader == "auto":
+        rows = jvm_records(spark, Path(path), end_of_input=end_of_input)
+        if rows is not None:
+            return rows
     spark.dataSource.register(RecordsSource)
     return (
         spark.readStream.format(RECORDS_SOURCE)

@@ -148,15 +148,17 @@ def test_records_format(generated: Path, tmp_path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.parametrize(
-    ("source", "rows_per_batch", "fmt"),
+    ("source", "rows_per_batch", "fmt", "reader"),
     [
-        ("spark-dir", 1000, "json"),
-        ("records.jsonl", 100, "parquet"),
-        ("records.parquet", 150, "json"),
+        ("spark-dir", 1000, "json", "auto"),
+        ("spark-dir", 1000, "parquet", "python"),
+        ("records.jsonl", 100, "parquet", "auto"),
+        ("records.parquet", 150, "json", "auto"),
     ],
 )
 def test_records_job_equals_the_oracle(
-    spark: Any, generated: Path, tmp_path: Path, source: str, rows_per_batch: int, fmt: str
+    spark: Any, generated: Path, tmp_path: Path, source: str, rows_per_batch: int, fmt: str,
+    reader: str,
 ) -> None:
     from windtunnel.spark_impl.job import records_source, run_job
 
@@ -172,7 +174,7 @@ def test_records_job_equals_the_oracle(
     seen: list[Any] = []
     report = run_job(
         spec,
-        records_source(spark, generated / source, rows_per_batch=rows_per_batch),
+        records_source(spark, generated / source, rows_per_batch=rows_per_batch, reader=reader),
         Sink(fmt, path=str(tmp_path / "out")),
         checkpoint=str(tmp_path / "checkpoint"),
         on_batch=seen.append,
