@@ -17,8 +17,12 @@ from windtunnel.cli.replay import replay_command
 from windtunnel.cli.run import run_command
 from windtunnel.spark_impl.spark_log import LOG_ENV
 
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+"""Every command's own setting: click builds a command's help option once, from the first
+context it sees, which need not be this group's."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(context_settings=HELP_OPTIONS)
 @click.option(
     "--debug",
     is_flag=True,
@@ -40,6 +44,8 @@ cli.add_command(run_command)
 cli.add_command(check_command)
 cli.add_command(plot_command)
 cli.add_command(broker_command)
+for _command in cli.commands.values():
+    _command.context_settings = {**HELP_OPTIONS, **_command.context_settings}
 
 
 def main() -> None:

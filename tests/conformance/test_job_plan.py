@@ -129,6 +129,9 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+
 @pytest.fixture(scope="module")
 def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Spark Connect session on a server (local[2]) started from the wheel, stopped by
@@ -156,9 +159,16 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             assert server.poll() is None, (tmp / "server.log").read_text()[-2000:]
             assert time.monotonic() < deadline, "Spark Connect not listening after 180 s"
             time.sleep(0.2)  # polling the port, not waiting a fixed time
+        # the builder sets SPARK_CONNECT_MODE_ENABLED for the process: a classic session
+        # started later in this worker (or a child process) must not see it
+        connect_mode = os.environ.get(CONNECT_MODE)
         session = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
-        yield session
-        session.stop()
+        try:
+            yield session
+        finally:
+            session.stop()
+            if connect_mode is None:
+                os.environ.pop(CONNECT_MODE, None)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
