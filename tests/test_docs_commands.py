@@ -44,7 +44,7 @@ SCRIPT_FENCES = ("sh", "bash", "shell")
 SKIPPED: tuple[tuple[str, str], ...] = (
     (r"^python3 -m venv ", "sets up a virtual environment (CI runs the README's two commands)"),
     (r"^(\.venv/bin/)?pip install ", "installs packages"),
-    (r"^(\.venv/bin/)?pytest -q -n 2$", "runs the whole test suite (this test is part of it)"),
+    (r"^(\.venv/bin/)?pytest -q -n 3$", "runs the whole test suite (this test is part of it)"),
     (r"^export ", "sets environment variables for the cluster commands that follow"),
     (r"spark-class org\.apache\.spark\.deploy", "starts a standalone Spark master or worker"),
     (r"start-connect-server\.sh", "starts a Spark Connect server"),
@@ -382,7 +382,7 @@ def test_readme_keeps_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     setup = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
     assert f"{setup} && .venv/bin/windtunnel replay examples/brute-force.yaml\n" in readme
-    assert f"{setup} && .venv/bin/pytest -q -n 2\n" in readme
+    assert f"{setup} && .venv/bin/pytest -q -n 3\n" in readme
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("docs/")])
