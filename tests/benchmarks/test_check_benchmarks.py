@@ -14,6 +14,7 @@ import pytest
 pytestmark = pytest.mark.process
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_the_cli_check_benchmark_passes_on_both_sides_at_a_tiny_size(
     benchmark: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str]

@@ -17,7 +17,7 @@ TINY = ["--stages", "q7", "--events", "2000", "--check-events", "40", "--repeat"
         "--files", "1"]
 FLINK = runtime.flink_lib() is not None and runtime.java_binary() is not None
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 
 def run(sides: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.spark, pytest.mark.process]
+pytestmark = [pytest.mark.spark, pytest.mark.process, pytest.mark.slow]
 
 STEPS = ("imports", "session start", "source (records_source)",
          "run_job to the first micro-batch's end", "the other micro-batches and the end", "total")
