@@ -8,7 +8,7 @@ micro-batches):
   (hopping), ``count()``, ``sum(amount)``, ``avg(amount)`` per user; 1M events over 20k
   users by default (``--events``, ``--keys``), an event every ~7 ms, 5% of them up to two
   minutes out of order, tolerance one minute;
-- ``tumbling``: ``benchmarks/spark_exact.py``'s workload: 1-minute tumbling ``count()`` per
+- ``tumbling``: ``benchmarks/spark_operators.py``'s workload: 1-minute tumbling ``count()`` per
   integer key, 1000 keys, 3M events, tolerance 0;
 - ``session``: 5-minute session windows per user with ``count()`` and ``sum(amount)``
   (stock: ``session_window``), the realistic stream.
@@ -29,7 +29,7 @@ Before timing, each shape's sides are checked on a small stream of its own shape
 windows close (``--check-events`` events over 20 keys, arrivals up to 20 s apart, written as
 three micro-batches): the production operator's output files must equal the oracle's outputs
 line for line, drops included, and the stock query's windows the oracle's ``spark`` profile
-(``spark_exact.check_sides``; an AssertionError otherwise).
+(``spark_operators.check_sides``; an AssertionError otherwise).
 
 Prints events/s per side and ``production/stock``. ``--scaling`` runs the chosen shapes in
 two more processes at ``local[1]`` and ``local[2]`` and prints each side's 2-core/1-core
@@ -70,7 +70,7 @@ from windtunnel.oracle import Aggregation, FixedWindows, Query
 from windtunnel.oracle.model.spec import SessionWindows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from spark_exact import check_sides  # the sides' check lives beside this script
+from spark_operators import check_sides  # the sides' check lives beside this script
 
 MINUTE_MS = 60_000
 EPOCH = 1_700_000_000_000

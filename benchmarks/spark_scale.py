@@ -1,6 +1,6 @@
 """The production operator at scale on one machine, against stock Spark in the same run.
 
-Workload (``spark_exact.workload``): 10,000,000 events over 100,000 keys, 5% out of order
+Workload (``spark_operators.workload``): 10,000,000 events over 100,000 keys, 5% out of order
 (pushed back up to two minutes), 30 Parquet files read as 30 micro-batches
 (``maxFilesPerTrigger=1``); 1-minute tumbling count per key. Sides, one session, local[2]:
 
@@ -15,7 +15,7 @@ the first), the ratio production/stock; for the production operator the state af
 after it), the state size after every fifth micro-batch
 (it levels off: closed windows leave the state, only open windows and per-key clocks stay) and
 the driver process's peak resident memory. Before timing, both sides are checked against
-the oracle on a small stream whose windows close (``spark_exact.check_sides``:
+the oracle on a small stream whose windows close (``spark_operators.check_sides``:
 ``--check-events`` events, an AssertionError when a side differs).
 
 Run: python benchmarks/spark_scale.py [--events N] [--keys K] [--batches B] [--no-stock]
@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_exact import (
+from spark_operators import (
     CHECK_STEP_MS,
     HDFS,
     QUERY,

@@ -58,11 +58,17 @@ MODULE_STRING = re.compile(r"windtunnel(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-
 """A string naming a module (``importlib.import_module``, entry-point style ``module:attr``)."""
 
 
+@functools.cache
+def tree(path: Path) -> ast.Module:
+    """``path`` parsed (once per test process)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imports_of(path: Path) -> set[str]:
     """Every windtunnel module ``path`` imports, at any level of nesting, counting strings
     that name a module (what ``importlib.import_module`` would load) as imports."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if MODULE_STRING.fullmatch(node.value):
                 found.add(node.value.partition(":")[0])
@@ -188,10 +194,9 @@ def test_the_cycle_test_finds_cycles() -> None:
 
 def private_imports(path: Path) -> list[str]:
     """``from windtunnel.x import _name`` and ``module._name`` on an imported windtunnel module."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     found: list[str] = []
     aliases: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("windtunnel"):
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
@@ -201,7 +206,7 @@ def private_imports(path: Path) -> list[str]:
             for alias in node.names:
                 if alias.name.startswith("windtunnel") and alias.asname:
                     aliases.add(alias.asname)
-    for node in ast.walk(tree):
+    for node in ast.walk(tree(path)):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id in aliases and node.attr.startswith("_")
                 and not node.attr.startswith("__")):

@@ -4,7 +4,7 @@ Spark unpickles the processor twice per query start: once in a fresh Python proc
 the driver (to learn the state schema, first micro-batch only) and once per task. This
 module imports only PySpark's ``StatefulProcessor``; the step (numpy, pandas, the oracle)
 travels as bytes and is unpickled on first use, so the driver-side start-up does not pay
-for imports it never uses (``benchmarks/spark_exact.py`` measures the query start).
+for imports it never uses (``benchmarks/spark_operators.py`` measures the query start).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.spark
 TINY = ["--events", "2000", "--keys", "50", "--warmup-events", "0"]
 
 RUNS = {
-    "spark_exact": (
+    "spark_operators": (
         [*TINY, "--batches", "2", "--repeat", "1", "--check-events", "600"],
         ["windows equal the spark profile's", "production"],
     ),

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "examples/beam/clicks.yaml"
 pytestmark = [
     pytest.mark.beam,
+    pytest.mark.process,  # Beam's DirectRunner: an engine, and the stall test waits on it
     pytest.mark.skipif(importlib.util.find_spec("apache_beam") is None,
                        reason="needs apache-beam (the [beam] extra)"),
 ]

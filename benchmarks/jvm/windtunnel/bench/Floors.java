@@ -28,7 +28,7 @@ import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
 
 /**
- * Floors of the designs tried for the production operator (benchmarks/spark_exact.py --floors):
+ * Floors of the designs tried for the production operator (benchmarks/spark_operators.py --floors):
  * each moves a micro-batch of (seq, arrival_ms, ts, k) rows through one design's machinery and
  * does no window logic, so no operator built on that design can be faster. Not shipped.
  */

@@ -27,7 +27,7 @@ in Java keyed by a hash bucket, a state blob per bucket, HDFS store) and ``tws/k
 (``transformWithState`` in Java keyed by the key, a value per key, RocksDB store).
 ``--check`` compares the production operator's output with the oracle's (small sizes).
 
-Run: python benchmarks/spark_exact.py [--events N] [--repeat R] [--stock-store both|hdfs]
+Run: python benchmarks/spark_operators.py [--events N] [--repeat R] [--stock-store both|hdfs]
      [--general] [--floors] [--check]
 """
 
