@@ -24,7 +24,8 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.rules import Rules
 from windtunnel.oracle.model.spec import WindowSpec
 from windtunnel.oracle.model.stream import Advance, Batch, Event, Item, Watermark
-from windtunnel.oracle.scenario import WINDOW_KINDS, Scenario, parse_scenario, parse_window
+from windtunnel.oracle.scenario import Scenario, parse_scenario
+from windtunnel.oracle.scenario_windows import WINDOW_KINDS, parse_window
 
 _POOL_SIZE = 64
 FAKER_PROVIDERS = ("user_name", "ipv4_private", "hostname", "first_name", "city")

@@ -28,7 +28,7 @@ from windtunnel.oracle.profiles.kdb.count_windows import (
 )
 from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator, KdbTimeWindows
 from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
-from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.scenario_windows import duration, window_kind
 
 KDB_PAGE = "https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html"
 
