@@ -71,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "tolerance-ignored",
-        "oracle/windows/fixed.py",
+        "oracle/model/rules.py",
         'return {"reaches": tolerance_ms, "passes": tolerance_ms + 1,',
         'return {"reaches": 0, "passes": tolerance_ms + 1,',
         "tolerance ignored: fixed windows close at their end",

@@ -21,8 +21,7 @@ from typing import Any, Final
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.spec import WindowSpec
-from windtunnel.oracle.profiles.kdb.count_windows import KdbCountWindows, KdbTimerWindows
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
+from windtunnel.oracle.profiles.kdb.spec import KdbCountWindows, KdbTimerWindows, KdbTimeWindows
 
 SUPPORTED = (
     ".qsp.window.tumbling[period; `col; opts], .sliding[period; duration; `col; opts], "

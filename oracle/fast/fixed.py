@@ -23,12 +23,13 @@ from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.fields import getter, hashable
 from windtunnel.oracle.model.results import Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import Rules
+from windtunnel.oracle.model.rules import Rules, close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query
 from windtunnel.oracle.model.stream import Item
 from windtunnel.oracle.model.timeparse import NotATime, timestamp_ms
 from windtunnel.oracle.windows.driver import Driver, group_value, unusable_time_drop
-from windtunnel.oracle.windows.fixed import FixedOperator, close_offset_ms, late_drop
+from windtunnel.oracle.windows.fixed import FixedOperator
+from windtunnel.oracle.windows.late_drops import late_drop
 
 FREE_RULES: tuple[str, ...] = ("close_at", "end_of_input")
 """The rules this fast path reads; every other rule must keep its default."""
@@ -71,7 +72,7 @@ def outputs(
     assert isinstance(window, FixedWindows) and query.aggregate is not None
     size = window.size_ms
     hop = window.hop_ms
-    offset = close_offset_ms(rules.close_at, window.tolerance_ms)
+    offset = close_point_offset_ms(rules.close_at, window.tolerance_ms)
     span = size + offset  # a window starting at s closes when the clock >= s + span
     aggregator = Aggregator(query.aggregate, query.aggregate_by)
     count_only = aggregator.count_only

@@ -14,12 +14,19 @@ from itertools import count
 from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
-from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import Rules, watermark_lag_ms
+from windtunnel.oracle.model.rules import close_point_offset_ms, watermark_lag_ms
 from windtunnel.oracle.model.spec import NOW, CumulateWindows, FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
+from windtunnel.oracle.windows.driver import (
+    PROCESSING_TIME,
+    Context,
+    Group,
+    Operator,
+    unsupported_rules,
+    watermark_rejected,
+)
+from windtunnel.oracle.windows.late_drops import late_drop_windows
 from windtunnel.oracle.windows.trace import ClockView, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, inject
 
@@ -80,7 +87,7 @@ class FixedOperator(Operator):
         self._clock_start = self.lag_ms if ctx.rules.clock_floor == "epoch" else None
         self._stream_clock = Clock(self._clock_start) if ctx.rules.clock_scope == "stream" else None
         # close point offset: the window [s, e) closes when clock >= e + offset (rule close_at)
-        self._close_offset = close_offset_ms(ctx.rules.close_at, self.lag_ms)
+        self._close_offset = close_point_offset_ms(ctx.rules.close_at, self.lag_ms)
         # rule clock_moves: clocks whose batch-end update is pending, in first-touched order
         self._per_event = ctx.rules.clock_moves == "event"
         self._dirty: dict[Clock, None] = {}
@@ -401,72 +408,3 @@ class FixedOperator(Operator):
             remaining.sort(key=lambda w: (w.end_ms, w.start_ms, w.group.index))
         for window in remaining:
             self._close_one(window, "end_of_input", ctx, out, partial=True)
-
-
-PROCESSING_TIME = (
-    "windows on now() follow the wall clock, which watermarks do not move; use {advance: ...}"
-)
-
-
-def late_drop(
-    seq: int,
-    t_ms: int,
-    missed: list[int],
-    size_ms: int,
-    close_offset_ms: int,
-    clock_ms: int | None,
-    *,
-    idle_closed: bool = False,
-    group: Any = None,
-) -> Drop:
-    """The ``late`` drop of an event at ``t_ms`` (of ``group``) whose target windows
-    (starts ``missed``, each ``size_ms`` long) closed."""
-    bounds = [(s, s + size_ms) for s in missed]
-    return late_drop_windows(
-        seq, t_ms, bounds, close_offset_ms, clock_ms, idle_closed=idle_closed, group=group
-    )
-
-
-def late_drop_windows(
-    seq: int,
-    t_ms: int,
-    missed: list[tuple[int, int]],
-    close_offset_ms: int,
-    clock_ms: int | None,
-    *,
-    idle_closed: bool = False,
-    group: Any = None,
-) -> Drop:
-    """The ``late`` drop of an event at ``t_ms`` (of ``group``) whose target windows
-    ``missed`` (``(start_ms, end_ms)``) closed, the first at its end + ``close_offset_ms``."""
-    start, end = missed[0]
-    how = (
-        "idle_timeout force-closed it"
-        if idle_closed
-        else f"it closed when the clock reached {end + close_offset_ms}"
-    )
-    span = "window" if len(missed) == 1 else f"all {len(missed)} target windows"
-    return Drop(
-        seq, "late", tuple(WindowRef(s, e) for s, e in missed),
-        f"event time {t_ms} is late for {span} (first [{start}, {end})): "
-        f"{how}; the clock is at {clock_ms}",
-        group,
-    )
-
-
-def close_offset_ms(close_at: str, tolerance_ms: int) -> int:
-    """A window ``[s, e)`` closes when the clock >= ``e`` + this offset (rule ``close_at``)."""
-    return {"reaches": tolerance_ms, "passes": tolerance_ms + 1, "max_timestamp": tolerance_ms - 1}[close_at]
-
-
-def unsupported_rules(rules: Rules, kind: str, **values: tuple[str, ...]) -> None:
-    """Raise InvalidSpec when a rule has one of the given values, which ``kind`` does not implement."""
-    for name, bad in values.items():
-        value = getattr(rules, name)
-        if value in bad:
-            raise InvalidSpec(
-                f"rules.{name}",
-                value,
-                f"not implemented for {kind} windows",
-                f"use {name}: {getattr(Rules(), name)} or another window kind",
-            )

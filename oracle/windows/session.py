@@ -24,8 +24,14 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import close_point_offset_ms, watermark_lag_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
-from windtunnel.oracle.windows.fixed import PROCESSING_TIME, unsupported_rules
+from windtunnel.oracle.windows.driver import (
+    PROCESSING_TIME,
+    Context,
+    Group,
+    Operator,
+    unsupported_rules,
+    watermark_rejected,
+)
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, Clocks
 

@@ -37,8 +37,7 @@ from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.rules import close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator
-from windtunnel.oracle.windows.fixed import unsupported_rules
+from windtunnel.oracle.windows.driver import Context, Group, Operator, unsupported_rules
 from windtunnel.oracle.windows.reorder import ReorderBuffer
 from windtunnel.oracle.windows.session import SessionOperator
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view

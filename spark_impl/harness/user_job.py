@@ -3,7 +3,7 @@
 The contract (docs/conformance.md, "The job contract"): ``job(events) -> DataFrame``.
 ``events`` is a streaming DataFrame whose columns are the scenario's event fields: the
 window's ``on`` field a ``TimestampType`` column, the others typed from their JSON values
-(:func:`event_schema`; nested objects are structs). The job returns what a window
+(:func:`~windtunnel.spark_impl.harness.job_columns.event_schema`; nested objects are structs). The job returns what a window
 aggregation returns: Spark's ``window`` (or ``session_window``) struct, or
 ``window_start``/``window_end`` columns; the ``group_by`` columns (a dotted path may be
 named by its last part); one column per aggregate named as in the spec (and the
@@ -50,14 +50,17 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.model.field_specs import FieldSpec
 from windtunnel.oracle.model.results import Emission, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import events_of
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.output_modes import MODE_ROWS
 from windtunnel.spark_impl.errors import append_mode_fix, cause_line
-from windtunnel.spark_impl.harness.job_columns import DECLARED_TYPES, missing_column_error
+from windtunnel.spark_impl.harness.job_columns import (
+    event_schema,
+    events_frame,
+    missing_column_error,
+)
 from windtunnel.spark_impl.harness.job_lanes import DEFAULT_LANES, Started, run_lanes, split
 from windtunnel.spark_impl.harness.job_placement import (
     MAX_TIMESTAMP_MS,
@@ -67,112 +70,11 @@ from windtunnel.spark_impl.harness.job_placement import (
 )
 from windtunnel.spark_impl.harness.memory_feed import MemoryFeed, memory_feed, needs_rocksdb
 from windtunnel.spark_impl.harness.stock_replay import StockPlan, plan_stock
-from windtunnel.spark_impl.jobs.scripted import scripted_stream
-from windtunnel.spark_impl.schema import EVENT, OUTPUT_COLUMNS, to_json_text
+from windtunnel.spark_impl.schema import OUTPUT_COLUMNS, to_json_text
 from windtunnel.spark_impl.scratch import checkpoint_dir
-from windtunnel.spark_impl.stock.payload import payload_schema
 
 Job = Callable[[DataFrame], DataFrame]
 """A user's window job: streaming events in, a streaming window aggregation out."""
-
-
-# --- the events DataFrame ----------------------------------------------------------------
-
-
-def _value_type(values: Sequence[Any]) -> T.DataType:
-    """A column type for JSON values: their one scalar type, a struct for objects, else
-    text (lists, mixed types, only nulls)."""
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, dict) for v in present):
-        names = sorted({k for v in present for k in v})
-        return T.StructType(
-            [T.StructField(n, _value_type([v.get(n) for v in present])) for n in names]
-        )
-    if present and all(isinstance(v, bool) for v in present):
-        return T.BooleanType()
-    numbers = [v for v in present if isinstance(v, int | float) and not isinstance(v, bool)]
-    if present and len(numbers) == len(present):
-        return T.LongType() if all(isinstance(v, int) for v in numbers) else T.DoubleType()
-    return T.StringType()
-
-
-def _with_type(struct: T.StructType, path: Sequence[str], kind: T.DataType) -> T.StructType:
-    """``struct`` with the field at ``path`` (created if missing) of type ``kind``."""
-    head, rest = path[0], path[1:]
-    fields = {f.name: f.dataType for f in struct.fields}
-    if rest:
-        inner = fields.get(head)
-        inner = inner if isinstance(inner, T.StructType) else T.StructType([])
-        fields[head] = _with_type(inner, rest, kind)
-    else:
-        fields[head] = kind
-    return T.StructType([T.StructField(n, t) for n, t in fields.items()])
-
-
-def _leaves(struct: T.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], T.DataType]]:
-    out: list[tuple[tuple[str, ...], T.DataType]] = []
-    for f in struct.fields:
-        if isinstance(f.dataType, T.StructType):
-            out += _leaves(f.dataType, (*prefix, f.name))
-        else:
-            out.append(((*prefix, f.name), f.dataType))
-    return out
-
-
-def event_schema(query: Query, payloads: Sequence[Mapping[str, Any]],
-                 fields: Sequence[FieldSpec] = ()) -> T.StructType:
-    """The ``events`` columns for these payloads: every field typed from its values, the
-    fields the query reads as :func:`~windtunnel.spark_impl.stock.payload.payload_schema` types
-    them (mixed types there are an input error), every declared field (``fields``) of its
-    declared type, present or not, the ``on`` field a timestamp."""
-    names = sorted({k for p in payloads for k in p})
-    schema = T.StructType(
-        [T.StructField(n, _value_type([p.get(n) for p in payloads])) for n in names]
-    )
-    for path, kind in _leaves(payload_schema(query, payloads)):
-        schema = _with_type(schema, path, kind)
-    for field in fields:
-        schema = _with_type(schema, field.path.split("."), DECLARED_TYPES[field.type])
-    return _with_type(schema, query.window.on.split("."), T.TimestampType())
-
-
-def _without(struct: T.StructType, path: Sequence[str]) -> T.StructType:
-    fields = []
-    for f in struct.fields:
-        if f.name != path[0]:
-            fields.append(f)
-        elif len(path) > 1 and isinstance(f.dataType, T.StructType):
-            fields.append(T.StructField(f.name, _without(f.dataType, path[1:])))
-    return T.StructType(fields)
-
-
-def events_frame(spark: Any, batches: Sequence[Sequence[Any]], schema: T.StructType,
-                 on: str, feed: MemoryFeed | None = None) -> DataFrame:
-    """Micro-batches of event rows (payload ``{"t": ms, "p": event}``) as the contract's
-    ``events``: ``schema``'s columns, ``on`` the timestamp of ``t``. From the scripted
-    source, or from ``feed``'s stream of payload texts (the caller feeds ``batches``)."""
-    path = on.split(".")
-    body = _without(schema, path)
-    payloads = (
-        scripted_stream(spark, batches).where(F.col("kind") == F.lit(EVENT)).select("payload")
-        if feed is None else feed.frame().select(F.col("value").alias("payload"))
-    )
-    parsed = payloads.select(
-        F.from_json(
-            "payload", T.StructType([T.StructField("t", T.LongType()), T.StructField("p", body)])
-        ).alias("e")
-    )
-    time = F.timestamp_millis(F.col("e.t"))
-    columns: list[Column] = []
-    for field in schema.fields:
-        if field.name != path[0]:
-            columns.append(F.col("e.p").getField(field.name).alias(field.name))
-        elif len(path) == 1:
-            columns.append(time.alias(field.name))
-        else:
-            inner = F.col("e.p").getField(field.name)  # null when the event lacks it: no time
-            columns.append(inner.withField(".".join(path[1:]), time).alias(field.name))
-    return parsed.select(*columns)
 
 
 # --- the job's output --------------------------------------------------------------------

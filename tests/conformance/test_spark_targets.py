@@ -15,9 +15,9 @@ from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.scenario import Scenario, load_yaml, parse_scenario
 from windtunnel.spark_impl.harness.feed import feed
 from windtunnel.spark_impl.harness.general import query_groups
+from windtunnel.spark_impl.harness.job_columns import event_schema
 from windtunnel.spark_impl.harness.job_placement import separation_ms, shift_unit_ms, shifted_plans
 from windtunnel.spark_impl.harness.stock_replay import plan_stock
-from windtunnel.spark_impl.harness.user_job import event_schema
 
 
 def _scenario(text: str) -> Scenario:

@@ -22,8 +22,9 @@ from windtunnel.oracle.profiles import PROFILES
 from windtunnel.oracle.profiles.ekuiper.spec import EKUIPER_UNITS_MS, EKUIPER_WINDOWS
 from windtunnel.oracle.profiles.kdb.profile import TRIGGERS
 from windtunnel.oracle.profiles.timeplus.spec import TIMEPLUS_WINDOWS
-from windtunnel.oracle.scenario import RESERVED_ITEM_KEYS, TOP_LEVEL_KEYS, WINDOW_KINDS
+from windtunnel.oracle.scenario import RESERVED_ITEM_KEYS, TOP_LEVEL_KEYS
 from windtunnel.oracle.scenario_blocks import DEDUPLICATE_KEYS, FIELD_KEYS
+from windtunnel.oracle.scenario_windows import WINDOW_KINDS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 

@@ -27,7 +27,7 @@ from windtunnel.oracle.profiles.beam.spec import (
 )
 from windtunnel.oracle.profiles.beam.triggers import Default, parse_trigger
 from windtunnel.oracle.profiles.stage_sources import stage_sources
-from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.scenario_windows import duration, window_kind
 
 GUIDE: Final = "https://beam.apache.org/documentation/programming-guide/"
 BEAM_SDK: Final = "https://github.com/apache/beam/blob/master/sdks/python/apache_beam"

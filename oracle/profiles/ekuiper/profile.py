@@ -35,7 +35,7 @@ from windtunnel.oracle.profiles.ekuiper.windows import (
     SlidingOperator,
 )
 from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
-from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.scenario_windows import duration, window_kind
 from windtunnel.oracle.windows.driver import Context, Operator
 
 EKUIPER_PAGE = "https://ekuiper.org/docs/en/latest/sqls/windows.html"

@@ -9,121 +9,23 @@ from 0 per key; timer windows report the wall-clock span ``[previous tick, tick)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
 from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.fields import getter
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.spec import NOW, CountWindows, Query, WindowSpec, check_positive
+from windtunnel.oracle.model.spec import CountWindows, Query
 from windtunnel.oracle.model.stream import Event
+from windtunnel.oracle.profiles.kdb.spec import (
+    KdbCountWindows,
+    KdbGlobalWindows,
+    KdbTimerWindows,
+    Payload,
+    Trigger,
+)
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.window_rows import EMPTY_ROW_FLAG, Rows
-
-Payload = Mapping[str, Any]
-Trigger = Callable[[Sequence[Any], int, Sequence[Payload], Any], tuple[Sequence[int] | None, Any]]
-"""``trigger(buffer, offset, data, state) -> (indices or None, new state)``: the page's
-``{[id; buffer; offset; md; data]}`` with ``.qsp.get``/``.qsp.set`` as the state argument and
-result. ``buffer`` already ends with ``data``; ``offset`` is where ``data`` starts in it (in
-records). With ``mixed_schemas`` ``buffer`` is a tuple of batches (tuples of records); the
-returned indices still count records of the flattened buffer, and so does ``offset`` unless
-``mixed_offset="batches"`` (then ``buffer[offset]`` is the current batch)."""
-
-MIXED_OFFSETS = ("records", "batches")
-"""What ``offset`` counts with ``mixed_schemas`` (the page does not say; docs/semantics.md K12)."""
-
-
-def _flag(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise InvalidSpec(name, value, "must be a boolean", "give True or False")
-
-
-def _count(name: str, value: Any, fix: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidSpec(name, value, "must be an integer >= 1", fix)
-
-
-@dataclass(frozen=True, slots=True)
-class KdbCountWindows(WindowSpec):
-    """``.qsp.window.count[size; frequency]``: windows of exactly ``size`` records starting every
-    ``frequency`` records (default ``size``). Raises InvalidSpec for counts below 1."""
-
-    size: int
-    frequency: int | None = None
-    on: str = NOW
-    accept_dictionaries: bool = True
-
-    kind: ClassVar[str] = "kdb_count"
-
-    def __post_init__(self) -> None:
-        _count("window.size", self.size, "give 10")
-        if self.frequency is not None:
-            _count("window.frequency", self.frequency, "give 5, or omit it for size")
-        _flag("window.accept_dictionaries", self.accept_dictionaries)
-
-
-@dataclass(frozen=True, slots=True)
-class KdbGlobalWindows(WindowSpec):
-    """``.qsp.window.global[trigger]`` with ``state`` as the trigger's initial state.
-
-    ``name`` describes the trigger in messages (built-in triggers: :func:`split_on_value`,
-    :func:`high_water_mark`). ``mixed_schemas``: the trigger gets the buffer as a tuple of the
-    buffered batches (see :data:`Trigger`); ``mixed_offset`` (one of :data:`MIXED_OFFSETS`) says
-    what ``offset`` counts then: records of the flattened buffer (default) or batches (the
-    built-in triggers need records). ``accept_dictionaries``: representation only, no effect.
-    Raises InvalidSpec for a trigger that is not callable, a non-boolean flag, an unknown
-    ``mixed_offset``, or ``mixed_offset="batches"`` without ``mixed_schemas``.
-    """
-
-    trigger: Trigger = field(compare=False)
-    state: Any = None
-    name: str = "trigger"
-    on: str = NOW
-    mixed_schemas: bool = False
-    accept_dictionaries: bool = True
-    mixed_offset: str = "records"
-
-    kind: ClassVar[str] = "kdb_global"
-
-    def __post_init__(self) -> None:
-        if not callable(self.trigger):
-            raise InvalidSpec(
-                "window.trigger", self.trigger, "must be callable", "pass a function or built-in"
-            )
-        _flag("window.mixed_schemas", self.mixed_schemas)
-        _flag("window.accept_dictionaries", self.accept_dictionaries)
-        if self.mixed_offset not in MIXED_OFFSETS:
-            raise InvalidSpec(
-                "window.mixed_offset", self.mixed_offset, "is not known", "give records or batches"
-            )
-        if self.mixed_offset == "batches" and not self.mixed_schemas:
-            raise InvalidSpec(
-                "window.mixed_offset",
-                self.mixed_offset,
-                "counts batches only when the buffer is a list of batches",
-                "set mixed_schemas=True, or keep mixed_offset='records'",
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class KdbTimerWindows(WindowSpec):
-    """``.qsp.window.timer[period]``: the buffer is emitted every ``period_ms`` of wall time."""
-
-    period_ms: int
-    count_trigger: int | None = None
-    skip_empty_windows: bool = False
-    on: str = NOW
-    accept_dictionaries: bool = True
-
-    kind: ClassVar[str] = "kdb_timer"
-
-    def __post_init__(self) -> None:
-        check_positive("window.period", self.period_ms, "give a duration such as 5s")
-        if self.count_trigger is not None:
-            _count("window.count_trigger", self.count_trigger, "give 10000")
-        _flag("window.accept_dictionaries", self.accept_dictionaries)
-
 
 # --- built-in triggers for scenario files (the page's two examples) -------------------------
 

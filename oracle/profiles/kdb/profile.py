@@ -18,17 +18,20 @@ from windtunnel.oracle.model.spec import CountWindows, FixedWindows
 from windtunnel.oracle.profiles import Profile, register
 from windtunnel.oracle.profiles.kdb.count_windows import (
     KdbCountOperator,
-    KdbCountWindows,
     KdbGlobalOperator,
-    KdbGlobalWindows,
     KdbTimerOperator,
-    KdbTimerWindows,
     high_water_mark,
     split_on_value,
 )
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator, KdbTimeWindows
+from windtunnel.oracle.profiles.kdb.spec import (
+    KdbCountWindows,
+    KdbGlobalWindows,
+    KdbTimerWindows,
+    KdbTimeWindows,
+)
+from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeOperator
 from windtunnel.oracle.profiles.stage_sources import STAGE_UNSUPPORTED, stage_sources
-from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.scenario_windows import duration, window_kind
 
 KDB_PAGE = "https://code.kx.com/insights/1.11/api/stream-processor/q/windows.html"
 

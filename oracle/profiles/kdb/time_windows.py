@@ -10,116 +10,19 @@ rule ``clock_moves: batch_inclusive``; ``event`` evaluates after every record).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
-from windtunnel.oracle.model.assignment import starts_containing
-from windtunnel.oracle.model.errors import InvalidSpec
 from windtunnel.oracle.model.results import Drop, Output, WindowRef
-from windtunnel.oracle.model.spec import (
-    NOW,
-    FixedWindows,
-    Query,
-    WindowSpec,
-    check_on,
-    check_positive,
-)
+from windtunnel.oracle.model.spec import FixedWindows, Query
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.model.timeparse import format_duration
+from windtunnel.oracle.profiles.kdb.spec import KdbTimeWindows, kdb_from_fixed
 from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.trace import ClockView, deliver_all
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
 
 LATE_PASSTHROUGH = "late_passthrough"
 """Emission reason of the separate batch of late records (kdb's ``isLatePassthrough`` flag)."""
-
-
-@dataclass(frozen=True, slots=True)
-class KdbTimeWindows(WindowSpec):
-    """``.qsp.window.sliding[period; duration; timeColumn]`` (tumbling: ``duration_ms`` None).
-
-    Options as on the page: ``lateness_ms``, ``passthrough``, ``sort``, ``count_trigger``
-    (records per key), ``skip_empty_windows``, ``time_assigner`` (``payload -> timestamp``; when
-    given, ``on`` is not read) and ``accept_dictionaries`` (representation only: no effect).
-    Raises InvalidSpec for a period longer than the duration ("Hopping windows are currently not
-    supported"), non-positive sizes, a negative lateness, a count trigger below 1, or a
-    ``time_assigner`` that is not callable or comes with ``on: now()``.
-    """
-
-    period_ms: int
-    duration_ms: int | None = None
-    on: str = "time"
-    lateness_ms: int = 0
-    passthrough: bool = False
-    sort: bool = False
-    count_trigger: int | None = None
-    skip_empty_windows: bool = False
-    time_assigner: Callable[[Mapping[str, Any]], Any] | None = None
-    accept_dictionaries: bool = True
-
-    kind: ClassVar[str] = "kdb_sliding"
-
-    def __post_init__(self) -> None:
-        check_positive("window.period", self.period_ms, "give a duration such as 10s")
-        if self.duration_ms is not None:
-            check_positive("window.duration", self.duration_ms, "give a duration such as 10s")
-            if self.period_ms > self.duration_ms:
-                raise InvalidSpec(
-                    "window.period",
-                    format_duration(self.period_ms),
-                    f"longer than window.duration={format_duration(self.duration_ms)}: "
-                    "hopping windows are currently not supported by kdb Insights",
-                    "make period <= duration",
-                )
-        if isinstance(self.lateness_ms, bool) or not isinstance(self.lateness_ms, int):
-            raise InvalidSpec("window.lateness", self.lateness_ms, "must be a duration", "give 2s")
-        if self.lateness_ms < 0:
-            raise InvalidSpec("window.lateness", self.lateness_ms, "must not be negative", "give 0s")
-        if self.count_trigger is not None and (
-            isinstance(self.count_trigger, bool)
-            or not isinstance(self.count_trigger, int)
-            or self.count_trigger < 1
-        ):
-            raise InvalidSpec(
-                "window.count_trigger", self.count_trigger, "must be an integer >= 1", "give 10000"
-            )
-        check_on(self.on)
-        if self.time_assigner is not None:
-            if not callable(self.time_assigner):
-                raise InvalidSpec("window.time_assigner", self.time_assigner, "must be callable",
-                                  "pass a function of the record returning its timestamp")
-            if self.on == NOW:
-                raise InvalidSpec("window.on", self.on, "conflicts with window.time_assigner "
-                                  "(event time from the assigner)", "remove one of them")
-        if not isinstance(self.accept_dictionaries, bool):
-            raise InvalidSpec("window.accept_dictionaries", self.accept_dictionaries,
-                              "must be a boolean", "give True or False")
-
-    @property
-    def size_ms(self) -> int:
-        """Window length in milliseconds (the duration; the period for tumbling windows)."""
-        return self.period_ms if self.duration_ms is None else self.duration_ms
-
-    def first_start(self, t_ms: int) -> int:
-        """Start of the earliest window ``[s, s + size_ms)`` containing ``t_ms``."""
-        return starts_containing(t_ms, self.size_ms, self.period_ms).start
-
-
-def kdb_from_fixed(spec: FixedWindows) -> KdbTimeWindows:
-    """The generic ``fixed`` kind under the kdb profile: period = every, duration = size,
-    lateness = tolerance. Raises InvalidSpec for ``idle_timeout`` (kdb's idle timer is the period).
-    """
-    if spec.idle_timeout_ms is not None:
-        raise InvalidSpec(
-            "window.idle_timeout",
-            format_duration(spec.idle_timeout_ms),
-            "kdb has no idle_timeout option: its idle timer fires every period",
-            "remove idle_timeout under profile kdb",
-        )
-    return KdbTimeWindows(
-        period_ms=spec.hop_ms, duration_ms=spec.size_ms, on=spec.on, lateness_ms=spec.tolerance_ms
-    )
 
 
 class _Record:

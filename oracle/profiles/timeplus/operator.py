@@ -18,32 +18,15 @@ from windtunnel.oracle.model.fields import hashable
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
 from windtunnel.oracle.model.spec import NOW, FixedWindows, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
+from windtunnel.oracle.profiles.timeplus.spec import (
+    TimeplusWindows,
+    timeplus_from_fixed,
+    timeplus_from_session,
+)
 from windtunnel.oracle.windows.driver import Context, Group, Operator, watermark_rejected
 from windtunnel.oracle.windows.stages import filtered_drop, where_truth
 from windtunnel.oracle.windows.trace import ClockView, deliver_all
 from windtunnel.oracle.windows.window_rows import Rows, require_rules
-
-
-def timeplus_from_fixed(spec: FixedWindows) -> TimeplusWindows:
-    """The generic ``fixed`` kind under the timeplus profile: tumble or hop, tolerance as
-    ``WITH DELAY``, idle_timeout as ``EMIT TIMEOUT``."""
-    emit = EmitPolicy("close", delay_ms=spec.tolerance_ms, timeout_ms=spec.idle_timeout_ms)
-    if spec.every_ms is None or spec.every_ms == spec.size_ms:
-        return TimeplusWindows("tumble", spec.size_ms, on=spec.on, emit=emit)
-    return TimeplusWindows("hop", spec.size_ms, on=spec.on, hop_ms=spec.every_ms, emit=emit)
-
-
-def timeplus_from_session(spec: SessionWindows) -> TimeplusWindows:
-    """The generic ``session`` kind under the timeplus profile: ``session(s, ts, gap,
-    max_duration)``, tolerance as ``WITH DELAY``, idle_timeout as ``EMIT TIMEOUT``. Raises
-    InvalidSpec for ``max_events`` (Timeplus sessions have no event cap)."""
-    if spec.max_events is not None:
-        raise InvalidSpec("window.max_events", spec.max_events,
-                          "Timeplus sessions have no event cap", "remove max_events under timeplus")
-    emit = EmitPolicy("close", delay_ms=spec.tolerance_ms, timeout_ms=spec.idle_timeout_ms)
-    return TimeplusWindows("session", spec.gap_ms, on=spec.on, max_size_ms=spec.max_duration_ms,
-                           emit=emit)
 
 
 class _Window:

@@ -24,7 +24,7 @@ from windtunnel.oracle.profiles.timeplus.spec import (
     TimeplusWindows,
     parse_emit,
 )
-from windtunnel.oracle.scenario import duration, window_kind
+from windtunnel.oracle.scenario_windows import duration, window_kind
 
 TIMEPLUS_PAGE = "https://docs.timeplus.com/tumble-aggregation"
 

@@ -2,7 +2,9 @@
 
 ``tumble(stream, ts, size)``, ``hop(stream, ts, hop, size)`` and ``session(stream, ts,
 timeout[, max_size])``; windows are half-open ``[window_start, window_end)``. Week windows
-start on Monday; other sizes are aligned to the Unix epoch.
+start on Monday; other sizes are aligned to the Unix epoch. The generic ``fixed`` and
+``session`` kinds run under the timeplus profile as the specs :func:`timeplus_from_fixed`
+and :func:`timeplus_from_session` give.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from typing import ClassVar, Final
 from windtunnel.oracle.model.assignment import starts_containing
 from windtunnel.oracle.model.conditions import Condition
 from windtunnel.oracle.model.errors import InvalidSpec
-from windtunnel.oracle.model.spec import WindowSpec, check_non_negative, check_on, check_positive
+from windtunnel.oracle.model.spec import (
+    FixedWindows,
+    SessionWindows,
+    WindowSpec,
+    check_non_negative,
+    check_on,
+    check_positive,
+)
 from windtunnel.oracle.model.timeparse import format_duration
 
 WEEK_MS: Final = 7 * 86_400_000
@@ -182,3 +191,24 @@ class TimeplusWindows(WindowSpec):
     def starts_containing(self, t_ms: int) -> range:
         """Starts of every tumble/hop window ``[s, s + size_ms)`` holding ``t_ms``, ascending."""
         return starts_containing(t_ms, self.size_ms, self.step_ms, offset=self.offset_ms)
+
+
+def timeplus_from_fixed(spec: FixedWindows) -> TimeplusWindows:
+    """The generic ``fixed`` kind under the timeplus profile: tumble or hop, tolerance as
+    ``WITH DELAY``, idle_timeout as ``EMIT TIMEOUT``."""
+    emit = EmitPolicy("close", delay_ms=spec.tolerance_ms, timeout_ms=spec.idle_timeout_ms)
+    if spec.every_ms is None or spec.every_ms == spec.size_ms:
+        return TimeplusWindows("tumble", spec.size_ms, on=spec.on, emit=emit)
+    return TimeplusWindows("hop", spec.size_ms, on=spec.on, hop_ms=spec.every_ms, emit=emit)
+
+
+def timeplus_from_session(spec: SessionWindows) -> TimeplusWindows:
+    """The generic ``session`` kind under the timeplus profile: ``session(s, ts, gap,
+    max_duration)``, tolerance as ``WITH DELAY``, idle_timeout as ``EMIT TIMEOUT``. Raises
+    InvalidSpec for ``max_events`` (Timeplus sessions have no event cap)."""
+    if spec.max_events is not None:
+        raise InvalidSpec("window.max_events", spec.max_events,
+                          "Timeplus sessions have no event cap", "remove max_events under timeplus")
+    emit = EmitPolicy("close", delay_ms=spec.tolerance_ms, timeout_ms=spec.idle_timeout_ms)
+    return TimeplusWindows("session", spec.gap_ms, on=spec.on, max_size_ms=spec.max_duration_ms,
+                           emit=emit)

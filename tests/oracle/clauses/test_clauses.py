@@ -12,8 +12,7 @@ from windtunnel.oracle.clauses import parse_clause
 from windtunnel.oracle.model.conditions import parse_condition
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
-from windtunnel.oracle.profiles.kdb.count_windows import KdbCountWindows, KdbTimerWindows
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
+from windtunnel.oracle.profiles.kdb.spec import KdbCountWindows, KdbTimerWindows, KdbTimeWindows
 from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 
 

@@ -22,14 +22,13 @@ from windtunnel.oracle.model.spec import NOW
 from windtunnel.oracle.model.stream import Event, Item
 from windtunnel.oracle.profiles import profile_named
 from windtunnel.oracle.profiles.ekuiper.spec import EkuiperWindows
-from windtunnel.oracle.profiles.kdb.count_windows import (
+from windtunnel.oracle.profiles.kdb.count_windows import high_water_mark, split_on_value
+from windtunnel.oracle.profiles.kdb.spec import (
     KdbCountWindows,
     KdbGlobalWindows,
     KdbTimerWindows,
-    high_water_mark,
-    split_on_value,
+    KdbTimeWindows,
 )
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 from windtunnel.oracle.profiles.timeplus.spec import EmitPolicy, TimeplusWindows
 from windtunnel.simulator.strategies import streams
 

@@ -25,12 +25,12 @@ from windtunnel.oracle import (
 )
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.profiles.kdb.count_windows import (
+from windtunnel.oracle.profiles.kdb.spec import (
     KdbCountWindows,
     KdbGlobalWindows,
     KdbTimerWindows,
+    KdbTimeWindows,
 )
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 from windtunnel.oracle.scenario import load_yaml
 
 from .kdb_helpers import KDB, VALS, batches, kdb_run, scenario, times, windows

@@ -11,12 +11,12 @@ import pytest
 from windtunnel.oracle import Advance, Aggregation, Batch, InvalidSpec, parse_scenario
 from windtunnel.oracle.model.errors import InvalidInput
 from windtunnel.oracle.model.stream import numbered
-from windtunnel.oracle.profiles.kdb.count_windows import (
+from windtunnel.oracle.profiles.kdb.spec import (
     KdbCountWindows,
     KdbGlobalWindows,
     KdbTimerWindows,
+    KdbTimeWindows,
 )
-from windtunnel.oracle.profiles.kdb.time_windows import KdbTimeWindows
 
 from .kdb_helpers import batches, kdb_run, scenario
 
