@@ -274,8 +274,11 @@ public final class Slice {
         return GroupKeys.tuple(parts);
     }
 
-    /** The JSON text of {@code key}'s group value (the last key's is kept: emissions come in runs). */
+    /** The JSON text of {@code key}'s group value (an integer's is written here, the last one kept). */
     String groupJson(Key key) {
+        if (key.groupJson != null) {
+            return key.groupJson;
+        }
         if (key != jsonKey) {
             jsonKey = key;
             json = JsonWriter.write(key.groupValue);
