@@ -15,10 +15,13 @@ quarter of both; the whole run's rate; the state at the end on the checkpoint (t
 last version is read from, and per key) and in memory (the driver JVM's heap growth per key
 added, local mode, after full collections).
 
+``--distinct`` sends every bid to an auction of its own (as many keys as bids, each holding
+its clock and five open windows): the memory per key at millions of keys.
+
 ``--jar PATH`` runs another build of the operator (e.g. the jar shipped by an earlier commit)
 for a before/after comparison.
 
-Run: python benchmarks/state_growth.py [--batches B] [--bids N] [--jar PATH]
+Run: python benchmarks/state_growth.py [--batches B] [--bids N] [--distinct] [--jar PATH]
 """
 
 from __future__ import annotations
@@ -70,14 +73,15 @@ class Growth:
     """Per micro-batch: whether it wrote a slice's snapshot."""
 
 
-def bids(count: int, seed: int = 5) -> pa.Table:
+def bids(count: int, seed: int = 5, *, distinct: bool = False) -> pa.Table:
     """The first ``count`` bids of Nexmark's stream: seq, arrival_ms (= dateTime: in order),
-    dateTime (epoch ms) and auction."""
+    dateTime (epoch ms) and auction; ``distinct``: every bid to an auction of its own."""
     config = NexmarkKnobs()
     per_epoch = config.total_proportion
     numbers = np.arange(count * per_epoch // config.bid_proportion + per_epoch, dtype=np.int64)
     ids = numbers[rules.kinds(numbers, config) == rules.BID][:count]
-    auction = rules.bid_auctions(ids, config, np.random.default_rng(seed))
+    auction = (np.arange(len(ids), dtype=np.int64) + rules.FIRST_AUCTION_ID if distinct
+               else rules.bid_auctions(ids, config, np.random.default_rng(seed)))
     date_time = BASE_MS + ids * EVENT_US // 1000
     return pa.table({
         "seq": np.arange(len(ids), dtype=np.int64),
@@ -140,12 +144,11 @@ def heap_in_use(spark: Any) -> int:
 
 def keys_so_far(directory: Path) -> list[int]:
     """The distinct auctions up to and including each file (micro-batch) of ``directory``."""
-    seen: set[int] = set()
-    counts = []
-    for path in sorted(directory.glob("*.parquet")):
-        seen.update(pq.read_table(path, columns=["auction"]).column("auction").to_pylist())
-        counts.append(len(seen))
-    return counts
+    columns = [pq.read_table(path, columns=["auction"]).column("auction").to_numpy()
+               for path in sorted(directory.glob("*.parquet"))]
+    ends = np.cumsum([len(column) for column in columns])
+    _, first = np.unique(np.concatenate(columns), return_index=True)
+    return [int(n) for n in np.searchsorted(np.sort(first), ends)]
 
 
 def run(spark: Any, directory: Path, work: Path, *, heap: bool = False) -> Growth:
@@ -221,6 +224,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--bids", type=int, default=100_000, help="bids per micro-batch")
+    parser.add_argument("--distinct", action="store_true",
+                        help="every bid to an auction of its own: as many keys as bids")
     parser.add_argument("--jar", type=Path, help="this operator jar instead of the sources' build")
     args = parser.parse_args()
 
@@ -235,7 +240,7 @@ def main() -> None:
     spark = spark_session(shuffle_partitions=2)
     spark.sparkContext.setLogLevel("ERROR")
     root = Path(tempfile.mkdtemp(prefix="state-growth-"))
-    write_batches(bids(args.batches * args.bids), root / "data", args.batches)
+    write_batches(bids(args.batches * args.bids, distinct=args.distinct), root / "data", args.batches)
     write_batches(bids(20_000, seed=1), root / "warmup", 2)
     run(spark, root / "warmup", root / "warm")
     for line in report_lines(run(spark, root / "data", root / "run", heap=True)):

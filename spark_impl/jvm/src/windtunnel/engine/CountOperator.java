@@ -18,14 +18,17 @@ import java.util.List;
 final class CountOperator extends Operator {
     private final long count;
     private final long hop;
+    private final int held;
 
     /** A key's next offset and its open windows in start order. */
     static final class CountKey extends Key {
         long nextOffset;
-        final ArrayDeque<Window> windows = new ArrayDeque<>();
+        final ArrayDeque<Window> windows;
 
-        CountKey(Object groupValue, long firstSeq) {
+        /** {@code held}: how many windows the key holds at once (the deque's first size). */
+        CountKey(Object groupValue, long firstSeq, int held) {
             super(groupValue, firstSeq);
+            windows = new ArrayDeque<>(held);
         }
     }
 
@@ -42,11 +45,12 @@ final class CountOperator extends Operator {
         super(slice);
         count = spec.count;
         hop = spec.every;
+        held = (int) Math.min((count + hop - 1) / hop, 16);
     }
 
     @Override
     Key newKey(Object groupValue, long firstSeq) {
-        return new CountKey(groupValue, firstSeq);
+        return new CountKey(groupValue, firstSeq, held);
     }
 
     @Override
@@ -98,7 +102,8 @@ final class CountOperator extends Operator {
 
     @Override
     void onEnd() {
-        List<Key> keys = new ArrayList<>(slice.keys.values());
+        List<Key> keys = new ArrayList<>(slice.keys.size());
+        slice.keys.forEach(keys::add);
         keys.sort(Comparator.comparingLong(key -> key.firstSeq));
         for (Key key : keys) {
             CountKey k = (CountKey) key;
@@ -141,7 +146,7 @@ final class CountOperator extends Operator {
 
     @Override
     Key readKey(Object groupValue, long firstSeq, DataInputStream in) throws IOException {
-        CountKey k = new CountKey(groupValue, firstSeq);
+        CountKey k = new CountKey(groupValue, firstSeq, held);
         k.nextOffset = in.readLong();
         int n = Binary.length(in);
         for (int i = 0; i < n; i++) {

@@ -2,27 +2,54 @@ package windtunnel.engine;
 
 /**
  * A key of fixed windows: its event-time clock (the largest event time seen, none before the
- * first) and its windows sorted by start in a ring of parallel arrays (starts, the
- * accumulators of {@link Aggregates#stride} longs and {@link Aggregates#objects} objects per
- * window, the idle-timer entries), so one event's windows sit together in memory and opening
- * a window allocates nothing. The ring holds the open windows and those idle_timeout
- * force-closed whose close point the clock has not reached (an event for them is late).
+ * first) and its windows sorted by start, one slot each. A window's longs sit together in
+ * one array ({@link #longs}: its start, the accumulators' {@link Aggregates#stride} longs, with
+ * idle timers its last delivery's wall clock and whether idle_timeout force-closed it) and its
+ * objects in another ({@link #objs}: the accumulators' {@link Aggregates#objects} objects, the
+ * aggregate_by rows, the idle timer), so one event's windows sit together in memory and
+ * opening a window allocates nothing. The slots hold the open windows and those idle_timeout
+ * force-closed whose close point the clock has not reached (an event for them is late); a key
+ * without windows holds no arrays.
  */
 final class FixedKey extends Key {
     boolean hasClock;
     long clockMs;
     int size;
-    private int head;
-    private int capacity;
-    private final int stride;
-    private final int objects;
-    private long[] starts;
-    long[] acc;
+    private final Shape shape;
+    /** Per slot {@link Shape#longWidth} longs, null while the key has no window. */
+    long[] longs;
+    /** Per slot {@link Shape#objWidth} objects, null while the key has no window or none are needed. */
     Object[] objs;
-    private Acc[] split; // aggregate_by: one rows map per window
-    private Idle[] idle; // with idle_timeout: one timer per window
-    private long[] lastWall; // with idle_timeout: the wall clock of each window's last delivery
-    private boolean[] idleClosed; // with idle_timeout: idle_timeout force-closed the window
+
+    /** What every key of one query holds per window, and how many slots its arrays start with. */
+    static final class Shape {
+        final int stride;
+        final int objects;
+        final boolean byRows;
+        final boolean idleTimers;
+        final int longWidth;
+        final int objWidth;
+        final int wallAt;
+        final int closedAt;
+        final int splitAt;
+        final int idleAt;
+        final int firstCapacity;
+
+        /** {@code windows}: how many windows a key usually holds at once (its first slots). */
+        Shape(Aggregates aggregates, boolean idleTimers, int windows) {
+            byRows = aggregates != null && aggregates.split();
+            stride = aggregates == null || byRows ? 0 : aggregates.stride;
+            objects = aggregates == null || byRows ? 0 : aggregates.objects;
+            this.idleTimers = idleTimers;
+            wallAt = 1 + stride;
+            closedAt = wallAt + 1;
+            longWidth = idleTimers ? closedAt + 1 : 1 + stride;
+            splitAt = objects;
+            idleAt = objects + (byRows ? 1 : 0);
+            objWidth = idleAt + (idleTimers ? 1 : 0);
+            firstCapacity = Math.max(1, windows);
+        }
+    }
 
     /** The idle timer of one window in the slice's heap: its window and opening order. */
     static final class Idle extends HeapItem {
@@ -38,65 +65,51 @@ final class FixedKey extends Key {
         }
     }
 
-    FixedKey(Object groupValue, long firstSeq, Aggregates aggregates, boolean idleTimers) {
+    FixedKey(Object groupValue, long firstSeq, Shape shape) {
         super(groupValue, firstSeq);
-        stride = aggregates == null ? 0 : aggregates.stride;
-        objects = aggregates == null ? 0 : aggregates.objects;
-        boolean byRows = aggregates != null && aggregates.split();
-        capacity = 4;
-        starts = new long[capacity];
-        acc = byRows || stride == 0 ? null : new long[capacity * stride];
-        objs = byRows || objects == 0 ? null : new Object[capacity * objects];
-        split = byRows ? new Acc[capacity] : null;
-        idle = idleTimers ? new Idle[capacity] : null;
-        lastWall = idleTimers ? new long[capacity] : null;
-        idleClosed = idleTimers ? new boolean[capacity] : null;
-    }
-
-    /** The ring slot of window {@code i} (0: the earliest). */
-    int slot(int i) {
-        return (head + i) & (capacity - 1);
+        this.shape = shape;
     }
 
     long start(int i) {
-        return starts[slot(i)];
+        return longs[i * shape.longWidth];
     }
 
     Idle idle(int i) {
-        return idle == null ? null : idle[slot(i)];
+        return shape.idleTimers ? (Idle) objs[i * shape.objWidth + shape.idleAt] : null;
     }
 
     /** True when idle_timeout force-closed window {@code i} (it stays until its close point). */
     boolean idleClosed(int i) {
-        return idleClosed != null && idleClosed[slot(i)];
+        return shape.idleTimers && longs[i * shape.longWidth + shape.closedAt] != 0;
     }
 
     void markIdleClosed(int i) {
-        idleClosed[slot(i)] = true;
+        longs[i * shape.longWidth + shape.closedAt] = 1;
     }
 
     long lastWall(int i) {
-        return lastWall[slot(i)];
+        return longs[i * shape.longWidth + shape.wallAt];
     }
 
     /** Window {@code i} saw an event at wall time {@code wallMs} (only with idle timers). */
     void delivered(int i, long wallMs) {
-        if (lastWall != null) {
-            lastWall[slot(i)] = wallMs;
+        if (shape.idleTimers) {
+            longs[i * shape.longWidth + shape.wallAt] = wallMs;
         }
     }
 
     Acc split(int i) {
-        return split[slot(i)];
+        return (Acc) objs[i * shape.objWidth + shape.splitAt];
     }
 
-    /** Window {@code i}'s first long and object slot in {@link #acc} and {@link #objs}. */
+    /** Window {@code i}'s first accumulator long in {@link #longs}. */
     int accBase(int i) {
-        return slot(i) * stride;
+        return i * shape.longWidth + 1;
     }
 
+    /** Window {@code i}'s first accumulator object in {@link #objs}. */
     int objBase(int i) {
-        return slot(i) * objects;
+        return i * shape.objWidth;
     }
 
     /**
@@ -130,122 +143,66 @@ final class FixedKey extends Key {
 
     /** Makes room for a window at position {@code at} (empty accumulators) and returns its slot. */
     int insert(int at, long startMs, Acc rows, Idle timer, long wallMs, boolean closedByIdle) {
-        if (size == capacity) {
-            grow();
-        }
-        int mask = capacity - 1;
-        int to;
-        if (at < size - at) { // move the windows before it one place towards the front
-            head = (head - 1) & mask;
-            for (int i = 0; i < at; i++) {
-                move((head + i + 1) & mask, (head + i) & mask);
-            }
-        } else {
-            for (int i = size; i > at; i--) {
-                move((head + i - 1) & mask, (head + i) & mask);
+        int lw = shape.longWidth;
+        int ow = shape.objWidth;
+        if (longs == null || (size + 1) * lw > longs.length) {
+            int capacity = longs == null ? shape.firstCapacity : 2 * size;
+            longs = longs == null ? new long[capacity * lw] : java.util.Arrays.copyOf(longs, capacity * lw);
+            if (ow > 0) {
+                objs = objs == null ? new Object[capacity * ow] : java.util.Arrays.copyOf(objs, capacity * ow);
             }
         }
-        to = (head + at) & mask;
-        starts[to] = startMs;
-        if (acc != null) {
-            java.util.Arrays.fill(acc, to * stride, to * stride + stride, 0L);
+        if (at < size) { // the windows after it move one place on
+            System.arraycopy(longs, at * lw, longs, (at + 1) * lw, (size - at) * lw);
+            if (objs != null) {
+                System.arraycopy(objs, at * ow, objs, (at + 1) * ow, (size - at) * ow);
+            }
         }
+        int l = at * lw;
+        longs[l] = startMs;
+        java.util.Arrays.fill(longs, l + 1, l + lw, 0L);
         if (objs != null) {
-            java.util.Arrays.fill(objs, to * objects, to * objects + objects, null);
+            java.util.Arrays.fill(objs, at * ow, at * ow + ow, null);
+            if (shape.byRows) {
+                objs[at * ow + shape.splitAt] = rows;
+            }
+            if (shape.idleTimers) {
+                objs[at * ow + shape.idleAt] = timer;
+            }
         }
-        if (split != null) {
-            split[to] = rows;
-        }
-        if (idle != null) {
-            idle[to] = timer;
-            lastWall[to] = wallMs;
-            idleClosed[to] = closedByIdle;
+        if (shape.idleTimers) {
+            longs[l + shape.wallAt] = wallMs;
+            longs[l + shape.closedAt] = closedByIdle ? 1 : 0;
         }
         size++;
-        return to;
+        return at;
     }
 
-    private void move(int from, int to) {
-        starts[to] = starts[from];
-        if (acc != null) {
-            System.arraycopy(acc, from * stride, acc, to * stride, stride);
-        }
-        if (objs != null) {
-            System.arraycopy(objs, from * objects, objs, to * objects, objects);
-        }
-        if (split != null) {
-            split[to] = split[from];
-        }
-        if (idle != null) {
-            idle[to] = idle[from];
-            lastWall[to] = lastWall[from];
-            idleClosed[to] = idleClosed[from];
-        }
-    }
-
-    private void grow() {
-        int bigger = capacity * 2;
-        long[] newStarts = new long[bigger];
-        long[] newAcc = acc == null ? null : new long[bigger * stride];
-        Object[] newObjs = objs == null ? null : new Object[bigger * objects];
-        Acc[] newSplit = split == null ? null : new Acc[bigger];
-        Idle[] newIdle = idle == null ? null : new Idle[bigger];
-        long[] newLastWall = idle == null ? null : new long[bigger];
-        boolean[] newIdleClosed = idle == null ? null : new boolean[bigger];
-        for (int i = 0; i < size; i++) {
-            int from = slot(i);
-            newStarts[i] = starts[from];
-            if (acc != null) {
-                System.arraycopy(acc, from * stride, newAcc, i * stride, stride);
-            }
-            if (objs != null) {
-                System.arraycopy(objs, from * objects, newObjs, i * objects, objects);
-            }
-            if (split != null) {
-                newSplit[i] = split[from];
-            }
-            if (idle != null) {
-                newIdle[i] = idle[from];
-                newLastWall[i] = lastWall[from];
-                newIdleClosed[i] = idleClosed[from];
-            }
-        }
-        starts = newStarts;
-        acc = newAcc;
-        objs = newObjs;
-        split = newSplit;
-        idle = newIdle;
-        lastWall = newLastWall;
-        idleClosed = newIdleClosed;
-        head = 0;
-        capacity = bigger;
-    }
-
-    /** Forgets the earliest window. */
+    /** Forgets the earliest window; the last one leaving releases the arrays. */
     void removeFirst() {
-        int first = head;
-        if (objs != null) {
-            java.util.Arrays.fill(objs, first * objects, first * objects + objects, null);
-        }
-        if (split != null) {
-            split[first] = null;
-        }
-        if (idle != null) {
-            idle[first] = null;
-            idleClosed[first] = false;
-        }
-        head = (head + 1) & (capacity - 1);
         size--;
+        if (size == 0) {
+            longs = null;
+            objs = null;
+            return;
+        }
+        int lw = shape.longWidth;
+        System.arraycopy(longs, lw, longs, 0, size * lw);
+        if (objs != null) {
+            int ow = shape.objWidth;
+            System.arraycopy(objs, ow, objs, 0, size * ow);
+            java.util.Arrays.fill(objs, size * ow, size * ow + ow, null);
+        }
     }
 
-    /** Empties window {@code i}'s accumulators (idle_timeout closed it; it stays in the ring). */
+    /** Empties window {@code i}'s accumulators (idle_timeout closed it; it keeps its slot). */
     void release(int i) {
-        int s = slot(i);
         if (objs != null) {
-            java.util.Arrays.fill(objs, s * objects, s * objects + objects, null);
-        }
-        if (split != null) {
-            split[s] = null;
+            int base = i * shape.objWidth;
+            java.util.Arrays.fill(objs, base, base + shape.objects, null);
+            if (shape.byRows) {
+                objs[base + shape.splitAt] = null;
+            }
         }
     }
 }

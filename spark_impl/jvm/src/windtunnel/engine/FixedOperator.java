@@ -24,6 +24,7 @@ final class FixedOperator extends Operator {
     private final long closeOffsetMs;
     private final long idleMs;
     private final IdleQueue<FixedKey.Idle> idle;
+    private final FixedKey.Shape shape;
     private long[] missed = new long[16];
 
     FixedOperator(Slice slice) {
@@ -36,11 +37,13 @@ final class FixedOperator extends Operator {
         idle = idleMs < 0 ? null : new IdleQueue<FixedKey.Idle>(idleMs, slice.wallMs,
                 (a, b) -> a.key.firstSeq != b.key.firstSeq ? Long.compare(a.key.firstSeq, b.key.firstSeq)
                         : Long.compare(a.opened, b.opened));
+        long held = (sizeMs + Math.max(0, closeOffsetMs) + hopMs - 1) / hopMs + 1; // open ones and the next
+        shape = new FixedKey.Shape(aggregates, idle != null, (int) Math.min(held, 16));
     }
 
     @Override
     Key newKey(Object groupValue, long firstSeq) {
-        return new FixedKey(groupValue, firstSeq, aggregates, idle != null);
+        return new FixedKey(groupValue, firstSeq, shape);
     }
 
     @Override
@@ -80,7 +83,7 @@ final class FixedOperator extends Operator {
             } else if (aggregates.split()) {
                 aggregates.add(k.split(at), event);
             } else {
-                aggregates.add(k.acc, k.accBase(at), k.objs, k.objBase(at), event);
+                aggregates.add(k.longs, k.accBase(at), k.objs, k.objBase(at), event);
             }
             delivered++;
         }
@@ -108,7 +111,7 @@ final class FixedOperator extends Operator {
         String how = idleClosed ? "idle_timeout force-closed it"
                 : "it closed when the clock reached " + (first + sizeMs + closeOffsetMs);
         String span = n == 1 ? "window" : "all " + n + " target windows";
-        slice.drop(seq, "late", k.groupJson, missed, n,
+        slice.drop(seq, "late", slice.groupJson(k), missed, n,
                 "event time " + tMs + " is late for " + span + " (first [" + first + ", " + (first + sizeMs)
                         + ")): " + how + "; the clock is at " + (k.hasClock ? Long.toString(k.clockMs) : "None"));
     }
@@ -150,7 +153,7 @@ final class FixedOperator extends Operator {
         }
         long start = k.start(i);
         if (!aggregates.split()) {
-            slice.emit(k, start, start + sizeMs, aggregates.row(k.acc, k.accBase(i), k.objs, k.objBase(i), true,
+            slice.emit(k, start, start + sizeMs, aggregates.row(k.longs, k.accBase(i), k.objs, k.objBase(i), true,
                     start, start + sizeMs, slice.text), reason, partial);
         } else {
             aggregates.rows(k.split(i), true, start, start + sizeMs, slice.text,
@@ -284,7 +287,7 @@ final class FixedOperator extends Operator {
                 if (aggregates.split()) {
                     AccState.write(aggregates, k.split(i), out);
                 } else {
-                    AccState.write(aggregates, k.acc, k.accBase(i), k.objs, k.objBase(i), out);
+                    AccState.write(aggregates, k.longs, k.accBase(i), k.objs, k.objBase(i), out);
                 }
             }
         }
@@ -292,7 +295,7 @@ final class FixedOperator extends Operator {
 
     @Override
     Key readKey(Object groupValue, long firstSeq, DataInputStream in) throws IOException {
-        FixedKey k = new FixedKey(groupValue, firstSeq, aggregates, idle != null);
+        FixedKey k = new FixedKey(groupValue, firstSeq, shape);
         k.hasClock = in.readBoolean();
         k.clockMs = in.readLong();
         int n = Binary.length(in);
@@ -314,7 +317,7 @@ final class FixedOperator extends Operator {
             }
             k.insert(k.size, start, rows, timer, lastWall, closed);
             if (aggregates != null && !aggregates.split() && !closed) {
-                AccState.read(aggregates, k.acc, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
+                AccState.read(aggregates, k.longs, k.accBase(k.size - 1), k.objs, k.objBase(k.size - 1), in);
             }
         }
         return k;

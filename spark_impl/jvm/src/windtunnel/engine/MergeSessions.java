@@ -161,7 +161,7 @@ final class MergeSessions extends Operator {
         if (k.hasClock) {
             long point = closePoint(tMs, tMs); // rule session_late: own
             if (k.clockMs >= point) {
-                slice.drop(seq, "late", k.groupJson, tMs, tMs, "event time " + tMs
+                slice.drop(seq, "late", slice.groupJson(k), tMs, tMs, "event time " + tMs
                         + " is late: its session would be final once the clock reached " + point
                         + "; the clock is at " + k.clockMs);
                 return true;
@@ -170,7 +170,7 @@ final class MergeSessions extends Operator {
         for (long[] d : k.done) {
             if (touches(d[0], d[1], tMs)) {
                 String what = d[2] == 1 ? "idle_timeout force-closed it" : "it was emitted";
-                slice.drop(seq, "late", k.groupJson, d[0], d[1], "event time " + tMs
+                slice.drop(seq, "late", slice.groupJson(k), d[0], d[1], "event time " + tMs
                         + " would join the session [" + d[0] + ", " + d[1] + "], but " + what);
                 return true;
             }

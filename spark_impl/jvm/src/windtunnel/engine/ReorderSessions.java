@@ -111,7 +111,7 @@ final class ReorderSessions extends Operator {
     }
 
     private void late(RKey k, long seq, long tMs, String why) {
-        slice.drop(seq, "late", k.groupJson, tMs, tMs,
+        slice.drop(seq, "late", slice.groupJson(k), tMs, tMs,
                 "event time " + tMs + " is late for sessions: " + why + "; raise tolerance to keep it");
     }
 

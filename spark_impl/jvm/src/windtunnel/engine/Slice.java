@@ -2,7 +2,6 @@ package windtunnel.engine;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 
 /**
@@ -22,7 +21,7 @@ import java.util.List;
 public final class Slice {
     final Spec spec;
     final Operator operator;
-    final HashMap<Object, Key> keys = new HashMap<>();
+    final KeyTable keys = new KeyTable();
     long wallMs;
     long afterSeq = -1;
     long lastSeq = -1;
@@ -35,6 +34,8 @@ public final class Slice {
     long step = -1;
     long emitIndex;
     private final long[] oneWindow = new long[2];
+    private Key jsonKey;
+    private String json;
     /** A reused buffer for output rows. */
     final StringBuilder text = new StringBuilder(128);
 
@@ -115,12 +116,12 @@ public final class Slice {
                     case Values.DOUBLE -> tMs = Times.ofDouble(event.doubleAt(slot), spec.timeUnitMs);
                     case Values.OBJECT -> tMs = Times.ms(event.get(slot), spec.timeUnitMs);
                     default -> {
-                        drop(seq, "null_time", key.groupJson, null, 0, spec.on + " is null or missing");
+                        drop(seq, "null_time", groupJson(key), null, 0, spec.on + " is null or missing");
                         return;
                     }
                 }
             } catch (Times.NotATime why) {
-                drop(seq, "not_a_time", key.groupJson, null, 0,
+                drop(seq, "not_a_time", groupJson(key), null, 0,
                         spec.on + "=" + PyRepr.repr(event.get(slot)) + ": " + why.getMessage());
                 return;
             }
@@ -220,9 +221,10 @@ public final class Slice {
         Object k = groupKey(spec, event);
         Key key = keys.get(k);
         if (key == null) {
-            key = operator.newKey(groupValue(event), seq);
-            key.mapKey = k;
-            keys.put(k, key);
+            Object value = groupValue(event);
+            key = operator.newKey(value, seq);
+            key.mapKey = value instanceof Long && value.equals(k) ? value : k; // one Long for both
+            keys.put(key);
             operator.attached(key);
         }
         return key;
@@ -246,7 +248,7 @@ public final class Slice {
     /** Adds a decoded key. */
     void restore(Key key) {
         key.mapKey = groupKey(key.groupValue);
-        keys.put(key.mapKey, key);
+        keys.put(key);
         operator.attached(key);
     }
 
@@ -270,6 +272,18 @@ public final class Slice {
             parts[i] = GroupKeys.of(values.get(i));
         }
         return GroupKeys.tuple(parts);
+    }
+
+    /** The JSON text of {@code key}'s group value (an integer's is written here, the last one kept). */
+    String groupJson(Key key) {
+        if (key.groupJson != null) {
+            return key.groupJson;
+        }
+        if (key != jsonKey) {
+            jsonKey = key;
+            json = JsonWriter.write(key.groupValue);
+        }
+        return json;
     }
 
     long nextOpened() {
@@ -299,7 +313,7 @@ public final class Slice {
         OutRecord r = record;
         r.clear();
         r.type = type;
-        r.group = key.groupJson;
+        r.group = groupJson(key);
         r.row = row;
         r.reason = reason;
         r.hasAfterSeq = afterSeq >= 0;
