@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 import sysconfig
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 LIMIT = 300
 """Characters of the cause kept in the one-line message."""
@@ -44,6 +45,11 @@ _LIBRARIES = ("/pyspark/", "/py4j/", "<frozen ", "<string>")
 _OWN = Path(__file__).resolve().parent.parent
 """The folder holding windtunnel's parts (``oracle``, ``spark_impl``, ...)."""
 _STDLIB = sysconfig.get_paths().get("stdlib", "")
+_MISSED_START = "failed to connect back"
+"""Spark's message when a Python process it started for a query did not connect back to the
+JVM within Spark's fixed 10 s."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,3 +228,26 @@ def append_mode_fix(result: Any, on: str, tolerance_ms: int) -> str:
     return (f"the job's watermark is on `{on}`, but its aggregation does not group by an "
             f"event-time window of it: group by window(\"{on}\", ...) or session_window(...) "
             "after the watermark, as append mode requires")
+
+
+def missed_start(error: BaseException | str) -> bool:
+    """Whether ``error`` is Spark giving up on a Python process it started for a query (a
+    streaming Python source, a ``foreachBatch`` on Spark Connect, a planner): it must connect
+    back to the JVM within Spark's fixed 10 s, which a busy machine can miss. The query did
+    not run to its end; running it again may succeed."""
+    return _MISSED_START in str(error)
+
+
+def once_more_if_missed_start(run: Callable[[], T], note: Callable[[str], None] | None = None) -> T:
+    """``run()``; when it fails with a :func:`missed_start` error, ``note`` is told and
+    ``run()`` runs once more (a second such failure, or any other error, is raised). ``run``
+    must start afresh each time (its own queries and checkpoints)."""
+    try:
+        return run()
+    except Exception as exc:
+        if not missed_start(exc):
+            raise
+        if note is not None:
+            note(f"Spark's Python process did not connect back in time ({cause_line(exc)}); "
+                 "running once more")
+    return run()

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from windtunnel.oracle.model.errors import InvalidSpec
+from windtunnel.spark_impl.errors import missed_start
 
 DEFAULT_LANES = 3
 """Queries side by side (docs/conformance.md, "The per-scenario floor", has the measurements)."""
@@ -85,15 +86,9 @@ class Gate:
                 self._slots.release()
 
 
-def transient(error: BaseException) -> bool:
-    """Whether ``error`` is Spark failing to start a query's Python process in time (the
-    query did not run; running it again may succeed)."""
-    return "failed to connect back" in str(error)
-
-
 def run_lanes(lanes: Sequence[Sequence[Task[T]]], gate: Gate | None = None) -> list[list[T]]:
     """Each lane's tasks one after another, the lanes side by side in threads; per lane, the
-    results in order. A task failing with a :func:`transient` error runs once more. After
+    results in order. A task failing with a :func:`~windtunnel.spark_impl.errors.missed_start` error runs once more. After
     every lane has stopped, the first error (in lane order) is raised."""
     gate = gate or Gate()
     results: list[list[T]] = [[] for _ in lanes]
@@ -128,6 +123,6 @@ def _attempt(task: Task[T], gate: Gate) -> T:
             try:
                 return task(started)
             except InvalidSpec as exc:
-                if attempt == 2 or not transient(exc):
+                if attempt == 2 or not missed_start(exc):
                     raise
     raise AssertionError("unreachable")  # pragma: no cover

@@ -18,6 +18,7 @@ from windtunnel.oracle.model.results import Emission, Output, Result
 from windtunnel.oracle.model.stream import without_watermarks
 from windtunnel.oracle.scenario import Scenario
 from windtunnel.oracle.windows.driver import Driver
+from windtunnel.spark_impl.errors import once_more_if_missed_start
 from windtunnel.spark_impl.general.operator import apply_window, bucket_count, check_rules
 from windtunnel.spark_impl.harness.feed import Feed, feed
 from windtunnel.spark_impl.harness.progress import ProgressWatch
@@ -116,7 +117,9 @@ def replay_scenario(
     stock Spark (:func:`windtunnel.spark_impl.harness.stock_replay.replay_stock`).
     ``progress`` receives lines while Spark starts and one per micro-batch
     (:class:`windtunnel.spark_impl.harness.progress.ProgressWatch`). Raises InvalidSpec (before
-    Spark starts) for a scenario no path runs.
+    Spark starts) for a scenario no path runs. A run whose query failed because Spark's
+    Python process missed its start runs once more, from scratch
+    (:func:`~windtunnel.spark_impl.errors.once_more_if_missed_start`).
     """
     job = spec_of(scenario)  # input errors before Spark starts
     for _ in without_watermarks(scenario.items, "Spark"):  # likewise
@@ -128,12 +131,16 @@ def replay_scenario(
     with contextlib.suppress(Exception):  # Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
     choice = choose_path(job, spark=spark, sink_kind="parquet")
-    if progress is None:
+
+    def run() -> SparkRun:
         return _run(scenario, spark, choice, micro_batch, buckets, clock)
+
+    if progress is None:
+        return once_more_if_missed_start(run)
     progress(f"Spark started in {time.perf_counter() - began:.1f} s")
     stock = choice.path == STOCK
     with ProgressWatch(spark, progress, _events_per_batch(scenario, stock, micro_batch, clock)):
-        return _run(scenario, spark, choice, micro_batch, buckets, clock)
+        return once_more_if_missed_start(run, progress)
 
 
 def micro_batch_count(scenario: Scenario, micro_batch: int = 1, clock: str = "exact") -> int:

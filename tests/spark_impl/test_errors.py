@@ -12,6 +12,8 @@ from windtunnel.spark_impl.errors import (
     Cause,
     append_mode_fix,
     cause_line,
+    missed_start,
+    once_more_if_missed_start,
     root_cause,
     spark_duration,
     watermark_columns,
@@ -184,3 +186,39 @@ def test_a_plan_that_cannot_be_read_gets_the_general_hint() -> None:
 )
 def test_spark_durations(ms: int, text: str) -> None:
     assert spark_duration(ms) == text
+
+
+_MISSED = ("[STREAM_FAILED] Query [id = 1] terminated with exception: "
+           "Python worker failed to connect back.")
+
+
+@pytest.mark.parametrize(
+    ("failures", "expected_runs", "raised"),
+    [
+        ([], 1, None),  # no failure: one run
+        ([RuntimeError(_MISSED)], 2, None),  # missed start: once more, its result
+        ([RuntimeError(_MISSED)] * 2, 2, "connect back"),  # twice: the second is raised
+        ([ValueError("bytes too large")], 1, "bytes too large"),  # other errors: at once
+    ],
+)
+def test_a_run_whose_python_process_missed_its_start_runs_once_more(
+    failures: list[Exception], expected_runs: int, raised: str | None
+) -> None:
+    runs: list[int] = []
+    notes: list[str] = []
+
+    def run() -> str:
+        runs.append(1)
+        if len(runs) <= len(failures):
+            raise failures[len(runs) - 1]
+        return "result"
+
+    if raised is None:
+        assert once_more_if_missed_start(run, notes.append) == "result"
+    else:
+        with pytest.raises(Exception, match=raised):
+            once_more_if_missed_start(run, notes.append)
+    assert len(runs) == expected_runs
+    assert len(notes) == min(expected_runs - 1, 1)
+    assert all("did not connect back in time" in n for n in notes)
+    assert missed_start(_MISSED) and not missed_start("bytes too large")
