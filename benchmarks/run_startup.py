@@ -4,7 +4,8 @@ Writes ``--events`` events (``windtunnel generate bare --format spark-dir``, ``-
 per file), then:
 
 - ``end to end``: ``windtunnel run SPEC DIR --out ...`` as a new process, wall time, best of
-  ``--repeat``;
+  ``--repeat``, with the driver JVM's class archive (``spark_impl.jvm.class_archive``; built
+  first if missing) and without it (``WINDTUNNEL_CLASS_ARCHIVE=off``), and their ratio;
 - the breakdown, in this process, the steps ``run`` takes: importing the CLI, starting the
   session (``spark_session``), the source (``records_source``: the JVM's file source for
   windtunnel's own JSON lines, or the Python data source with ``--python-source``), then
@@ -17,6 +18,7 @@ Run: python benchmarks/run_startup.py [--events 2000] [--batch-size 500] [--repe
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,17 +41,29 @@ def generate(events: int, batch_size: int, out: Path) -> None:
     )
 
 
-def end_to_end(spec: Path, source: Path, root: Path, repeat: int) -> float:
+def end_to_end(spec: Path, source: Path, root: Path, repeat: int, archive: bool) -> float:
     best = float("inf")
+    env = {**os.environ, "WINDTUNNEL_CLASS_ARCHIVE": "on" if archive else "off"}
     for attempt in range(repeat):
         began = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "windtunnel.cli", "run", str(spec), str(source), "--out",
-             str(root / f"out-{attempt}"), "-q"],
-            check=True,
+             str(root / f"out-{archive}-{attempt}"), "-q"],
+            check=True, env=env,
         )
         best = min(best, time.perf_counter() - began)
     return best
+
+
+def ensure_archive() -> bool:
+    """Build the driver JVM's class archive now (in the foreground) unless it is there;
+    whether it is there afterwards."""
+    from windtunnel.spark_impl.jvm.build import cache_dir
+    from windtunnel.spark_impl.jvm.class_archive import build_now
+    from windtunnel.spark_impl.jvm.java import ensure_java
+    from windtunnel.spark_impl.session import BASE_CONF
+
+    return build_now(ensure_java(), cache_dir() / "cds", BASE_CONF) is not None
 
 
 def breakdown(spec: Path, source: Path, root: Path, python_source: bool) -> list[tuple[str, float]]:
@@ -99,8 +113,17 @@ def main() -> int:
     spec, source = root / "spec.yaml", root / "events"
     spec.write_text(SPEC, encoding="utf-8")
     generate(args.events, args.batch_size, source)
-    seconds = end_to_end(spec, source, root, args.repeat)
-    print(f"end to end: windtunnel run, {args.events} events: {seconds:.1f} s", flush=True)
+    ready = ensure_archive()
+    without = end_to_end(spec, source, root, args.repeat, archive=False)
+    print(f"end to end: windtunnel run, {args.events} events, no class archive: {without:.1f} s",
+          flush=True)
+    if ready:
+        seconds = end_to_end(spec, source, root, args.repeat, archive=True)
+        print(f"end to end: windtunnel run, {args.events} events, class archive: {seconds:.1f} s "
+              f"({without / seconds:.2f}x faster)", flush=True)
+    else:
+        print("end to end with the class archive: not measured (this Java cannot archive, or "
+              "WINDTUNNEL_CLASS_ARCHIVE=off)", flush=True)
     for label, took in breakdown(spec, source, root, args.python_source):
         print(f"  {label:40s} {took:6.2f} s", flush=True)
     return 0

@@ -7,6 +7,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from windtunnel.spark_impl.user_settings import named_by_user
+
 LOCAL_DRIVER_MEMORY_CAP_MB = 4096
 """The driver heap a local session gets unless configured: a quarter of the machine's memory
 up to this (Spark's own default is 1 GB, which a local session's tasks share with the driver;
@@ -21,18 +23,8 @@ def local_driver_memory(
     LOCAL_DRIVER_MEMORY_CAP_MB), or None when the user chose it already: ``--driver-memory``
     or ``spark.driver.memory`` in ``PYSPARK_SUBMIT_ARGS``, or ``spark.driver.memory`` in
     ``spark-defaults.conf`` (``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``)."""
-    env = os.environ if environ is None else environ
-    submit = env.get("PYSPARK_SUBMIT_ARGS", "")
-    if "--driver-memory" in submit or "spark.driver.memory" in submit:
+    if named_by_user("spark.driver.memory", "--driver-memory", environ):
         return None
-    conf_dir = env.get("SPARK_CONF_DIR") or (
-        str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None
-    )
-    defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
-    if defaults is not None and defaults.is_file():
-        lines = defaults.read_text(encoding="utf-8", errors="replace").splitlines()
-        if any(line.split()[:1] == ["spark.driver.memory"] for line in lines):
-            return None
     if physical_bytes is None:
         physical_bytes = machine_memory()
         if physical_bytes is None:

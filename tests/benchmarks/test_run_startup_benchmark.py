@@ -1,5 +1,6 @@
-"""benchmarks/run_startup.py at a tiny size: ``windtunnel run`` end to end in a new process,
-then each start-up step in this one (what a reader of docs/spark.md's breakdown reruns)."""
+"""benchmarks/run_startup.py at a tiny size: ``windtunnel run`` end to end in a new process
+without and with the class archive (built first when missing), then each start-up step in
+this one (what a reader of docs/spark.md's breakdown reruns)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,7 @@ def test_start_up_is_timed_end_to_end_and_step_by_step() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("end to end: windtunnel run, 200 events: ")
-    assert [line.strip().rsplit(" ", 2)[0].strip() for line in lines[1:]] == list(STEPS)
+    assert lines[0].startswith("end to end: windtunnel run, 200 events, no class archive: ")
+    assert lines[1].startswith("end to end: windtunnel run, 200 events, class archive: ")
+    assert lines[1].endswith("x faster)")
+    assert [line.strip().rsplit(" ", 2)[0].strip() for line in lines[2:]] == list(STEPS)
