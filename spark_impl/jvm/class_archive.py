@@ -55,8 +55,8 @@ def can_archive(home: Path) -> bool:
 
 def archive_key(home: Path, jars: Path, spark_version: str, conf: Mapping[str, str]) -> str:
     """A digest of what the archive depends on: the Java home and its ``lib/modules`` (size
-    and time), the Spark version, its ``jars`` folder (names, sizes, times) and the driver's
-    extra class path."""
+    and time), the Spark version, its ``jars`` folder (path; names, sizes and times of the
+    jars) and the driver's extra class path."""
     digest = hashlib.sha256()
 
     def add(text: str) -> None:
@@ -68,6 +68,7 @@ def archive_key(home: Path, jars: Path, spark_version: str, conf: Mapping[str, s
         stat = modules.stat()
         add(f"{stat.st_size}:{stat.st_mtime_ns}")
     add(spark_version)
+    add(str(jars.resolve()))
     for jar in sorted(jars.glob("*.jar")):
         stat = jar.stat()
         add(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}")
