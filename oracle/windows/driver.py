@@ -268,17 +268,3 @@ def unusable_time_drop(
     if error is None:
         return Drop(seq, "null_time", (), f"{on} is null or missing", group)
     return Drop(seq, "not_a_time", (), f"{on}={raw!r}: {error}", group)
-
-
-
-def unsupported_rules(rules: Rules, kind: str, **values: tuple[str, ...]) -> None:
-    """Raise InvalidSpec when a rule has one of the given values, which ``kind`` does not implement."""
-    for name, bad in values.items():
-        value = getattr(rules, name)
-        if value in bad:
-            raise InvalidSpec(
-                f"rules.{name}",
-                value,
-                f"not implemented for {kind} windows",
-                f"use {name}: {getattr(Rules(), name)} or another window kind",
-            )

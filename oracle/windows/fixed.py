@@ -23,12 +23,12 @@ from windtunnel.oracle.windows.driver import (
     Context,
     Group,
     Operator,
-    unsupported_rules,
     watermark_rejected,
 )
 from windtunnel.oracle.windows.late_drops import late_drop_windows
 from windtunnel.oracle.windows.trace import ClockView, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, inject
+from windtunnel.oracle.windows.window_rows import require_rules
 
 
 class Window:
@@ -78,7 +78,8 @@ class FixedOperator(Operator):
         self.aggregator = (
             None if query.aggregate is None else Aggregator(query.aggregate, query.aggregate_by)
         )
-        unsupported_rules(ctx.rules, "fixed", late_test=("record",), empty_windows=("emit",))
+        require_rules(ctx.rules, "fixed", "another window kind", late_test=("window",),
+                      empty_windows=("skip",))
         # rule watermark_formula: the watermark is the clock minus this lag
         self.lag_ms = watermark_lag_ms(ctx.rules, self.tolerance_ms)
         # Flink's allowedLateness: a fired window is kept this long for late firings

@@ -29,11 +29,11 @@ from windtunnel.oracle.windows.driver import (
     Context,
     Group,
     Operator,
-    unsupported_rules,
     watermark_rejected,
 )
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view, stream_view
 from windtunnel.oracle.windows.watermark import Clock, Clocks
+from windtunnel.oracle.windows.window_rows import require_rules
 
 
 class Session:
@@ -82,7 +82,8 @@ class SessionOperator(Operator):
         spec = query.window
         assert isinstance(spec, SessionWindows)
         rules = ctx.rules
-        unsupported_rules(rules, "session", late_test=("record",), empty_windows=("emit",))
+        require_rules(rules, "session", "another window kind", late_test=("window",),
+                      empty_windows=("skip",))
         self.spec = spec
         self.rules = rules
         self.gap_ms = spec.gap_ms

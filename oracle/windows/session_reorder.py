@@ -34,13 +34,14 @@ from typing import Any
 
 from windtunnel.oracle.model.aggregates import Aggregator
 from windtunnel.oracle.model.results import Drop, Emission, Output, WindowRef
-from windtunnel.oracle.model.rules import close_point_offset_ms
+from windtunnel.oracle.model.rules import RULE_VALUES, close_point_offset_ms
 from windtunnel.oracle.model.spec import NOW, Query, SessionWindows
 from windtunnel.oracle.model.stream import Event
-from windtunnel.oracle.windows.driver import Context, Group, Operator, unsupported_rules
+from windtunnel.oracle.windows.driver import Context, Group, Operator
 from windtunnel.oracle.windows.reorder import ReorderBuffer
 from windtunnel.oracle.windows.session import SessionOperator
 from windtunnel.oracle.windows.trace import ClockView, deliver_all, keyed_view
+from windtunnel.oracle.windows.window_rows import require_rules
 
 
 class OpenSession:
@@ -73,19 +74,17 @@ class ReorderSessionOperator(Operator):
         spec = query.window
         assert isinstance(spec, SessionWindows)
         rules = ctx.rules
-        fix = "or set session_order: merge"
-        for name, bad in (
-            ("session_late", ("merged",)),
-            ("closed_session", ("new_session",)),
-            ("clock_scope", ("stream",)),
-            ("clock_moves", ("batch", "batch_inclusive")),
-            ("late_test", ("record",)),
-            ("empty_windows", ("emit",)),
-            ("session_cap", ("passes",)),
-            ("idle_closed_window", ("reopen",)),
-            ("close_order", ("opened",)),
-        ):
-            unsupported_rules(rules, f"session (session_order: reorder; {fix})", **{name: bad})
+        refused = {
+            "session_late": ("merged",), "closed_session": ("new_session",),
+            "clock_scope": ("stream",), "clock_moves": ("batch", "batch_inclusive"),
+            "late_test": ("record",), "empty_windows": ("emit",), "session_cap": ("passes",),
+            "idle_closed_window": ("reopen",), "close_order": ("opened",),
+        }
+        require_rules(
+            rules, "session (session_order: reorder)", "set session_order: merge",
+            **{name: tuple(v for v in RULE_VALUES[name] if v not in bad)
+               for name, bad in refused.items()},
+        )
         self.spec = spec
         self.rules = rules
         self.inclusive = rules.session_gap == "inclusive"

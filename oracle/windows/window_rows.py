@@ -72,9 +72,12 @@ class Rows:
             out.append(Emission(window, group, row, reason, after_seq, wall_ms, partial))
 
 
-def require_rules(rules: Rules, kind: str, **allowed: tuple[str, ...]) -> None:
+def require_rules(
+    rules: Rules, kind: str, otherwise: str = "another profile", **allowed: tuple[str, ...]
+) -> None:
     """Raise InvalidSpec when a rule has a value outside ``allowed[name]``: the values the
-    operator for ``kind`` implements (a rule override is never silently ignored)."""
+    operator for ``kind`` implements (a rule override is never silently ignored); the fix
+    names the allowed values, or ``otherwise``."""
     for name, values in allowed.items():
         value = getattr(rules, name)
         if value not in values:
@@ -82,5 +85,5 @@ def require_rules(rules: Rules, kind: str, **allowed: tuple[str, ...]) -> None:
                 f"rules.{name}",
                 value,
                 f"not implemented for {kind} windows",
-                f"use {name}: {' or '.join(values)}, or another profile",
+                f"use {name}: {' or '.join(values)}, or {otherwise}",
             )
