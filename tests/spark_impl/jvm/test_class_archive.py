@@ -144,6 +144,7 @@ MAPPED = "source: shared objects file (top)"
 
 @pytest.mark.spark
 @pytest.mark.process
+@pytest.mark.slow
 def test_the_warm_up_writes_an_archive_a_later_driver_maps_its_classes_from(
     tmp_path: Path,
 ) -> None:
