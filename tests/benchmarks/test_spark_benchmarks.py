@@ -48,7 +48,7 @@ RUNS = {
 
 
 SLOW = {"check_rate", "check_rate --jobs"}
-"""Whole checks (about one and two minutes on a busy worker): marked slow, out of CI's run."""
+"""Whole checks: marked slow, out of CI's default run."""
 
 
 @pytest.mark.parametrize(
