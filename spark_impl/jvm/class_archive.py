@@ -156,10 +156,11 @@ def _archiving_home(java: str, conf: Mapping[str, str]) -> Path | None:
 
 def key_for(home: Path, conf: Mapping[str, str]) -> str:
     """:func:`archive_key` for the installed PySpark and the Java at ``home``."""
-    import pyspark
+    from windtunnel.spark_impl.jvm.build import spark_jars, spark_version
 
-    jars = Path(pyspark.__file__).parent / "jars"
-    return archive_key(home, jars, str(pyspark.__version__), conf)
+    jars = spark_jars()
+    folder = jars[0].parent if jars else Path(".")
+    return archive_key(home, folder, spark_version(), conf)
 
 
 def start_warm_up(part: Path, conf: Mapping[str, str]) -> None:
